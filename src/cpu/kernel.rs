@@ -1,0 +1,300 @@
+//! The one multi-lane BLAKE3 compression kernel.
+//!
+//! Each SIMD lane carries a different input's state: state word `i` of all
+//! lanes lives in one vector. The kernel is written once, generic over
+//! [`Lanes`]; every ISA (and the portable fallback) supplies only that small
+//! trait, and instantiates [`hash_lanes`] from a thin entry point compiled
+//! with its target features.
+
+use crate::consts::{blocks_in_chunk, BLOCK_LEN, IV, MSG_SCHEDULE};
+
+/// The largest lane count of any backend; sizes the fixed scratch arrays.
+pub(crate) const MAX_LANES: usize = 16;
+
+/// A vector of `WIDTH` independent 32-bit lanes.
+///
+/// Implementations must be `#[inline(always)]` so the kernel, once
+/// instantiated inside a `#[target_feature]` entry point, compiles to straight
+/// vector code.
+pub(crate) trait Lanes: Copy {
+    /// Lanes per vector.
+    const WIDTH: usize;
+    /// Every lane set to `value`.
+    fn splat(value: u32) -> Self;
+    /// Lane `i` set to `values[i]`; `values.len() >= WIDTH`.
+    fn load(values: &[u32]) -> Self;
+    /// Lane-wise wrapping addition.
+    fn add(self, rhs: Self) -> Self;
+    /// Lane-wise exclusive or.
+    fn xor(self, rhs: Self) -> Self;
+    /// Lane-wise rotate right by 16.
+    fn rotr16(self) -> Self;
+    /// Lane-wise rotate right by 12.
+    fn rotr12(self) -> Self;
+    /// Lane-wise rotate right by 8.
+    fn rotr8(self) -> Self;
+    /// Lane-wise rotate right by 7.
+    fn rotr7(self) -> Self;
+    /// Reads one 64-byte block per lane (`blocks.len() >= WIDTH`) and returns
+    /// its 16 little-endian message words, word `w` of lane `l` in lane `l`
+    /// of vector `w`.
+    fn load_transposed(blocks: &[&[u8; BLOCK_LEN]]) -> [Self; 16];
+    /// Writes the 8 state words of lane `l` as 32 little-endian bytes to
+    /// `out[l]`, for every lane (`out.len() >= WIDTH`).
+    fn store_transposed(words: &[Self; 8], out: &mut [[u8; 32]]);
+}
+
+/// One lane group's inputs: each lane hashes one chunk-sized piece of input
+/// (a whole small blob, one chunk of a large blob, or a parent node's two
+/// child chaining values). All lanes in a group take the same number of blocks.
+#[derive(Clone, Copy)]
+pub(crate) struct LaneGroup<'a> {
+    /// Per lane, at most 1024 bytes; all with the same block count.
+    pub inputs: [&'a [u8]; MAX_LANES],
+    /// Per lane, the chunk counter (0 for small blobs and parents).
+    pub counters: [u64; MAX_LANES],
+    /// Per lane, flags added to the last block only (`CHUNK_END`, `ROOT`).
+    pub last_flags: [u32; MAX_LANES],
+}
+
+impl Default for LaneGroup<'_> {
+    fn default() -> Self {
+        LaneGroup {
+            inputs: [&[]; MAX_LANES],
+            counters: [0; MAX_LANES],
+            last_flags: [0; MAX_LANES],
+        }
+    }
+}
+
+/// Flags and key shared by every lane of a group.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct GroupParams {
+    /// The starting chaining value: the key words (or the IV).
+    pub key: [u32; 8],
+    /// Flags on every block (the mode flag, `PARENT` for parent nodes).
+    pub flags: u32,
+    /// Flags added to the first block only (`CHUNK_START` for chunks).
+    pub first_flags: u32,
+}
+
+/// One round: G on the four columns, then on the four diagonals.
+///
+/// Written out in full, each step of the four independent G functions side
+/// by side, so every index is a constant and the CPU can overlap the four
+/// dependency chains; message words are picked through the round's schedule
+/// rather than by permuting 16 vectors.
+#[inline(always)]
+fn round<V: Lanes>(v: &mut [V; 16], m: &[V; 16], r: usize) {
+    let s = &MSG_SCHEDULE[r];
+    // Columns.
+    v[0] = v[0].add(v[4]).add(m[s[0]]);
+    v[1] = v[1].add(v[5]).add(m[s[2]]);
+    v[2] = v[2].add(v[6]).add(m[s[4]]);
+    v[3] = v[3].add(v[7]).add(m[s[6]]);
+
+    v[12] = v[12].xor(v[0]).rotr16();
+    v[13] = v[13].xor(v[1]).rotr16();
+    v[14] = v[14].xor(v[2]).rotr16();
+    v[15] = v[15].xor(v[3]).rotr16();
+
+    v[8] = v[8].add(v[12]);
+    v[9] = v[9].add(v[13]);
+    v[10] = v[10].add(v[14]);
+    v[11] = v[11].add(v[15]);
+
+    v[4] = v[4].xor(v[8]).rotr12();
+    v[5] = v[5].xor(v[9]).rotr12();
+    v[6] = v[6].xor(v[10]).rotr12();
+    v[7] = v[7].xor(v[11]).rotr12();
+
+    v[0] = v[0].add(v[4]).add(m[s[1]]);
+    v[1] = v[1].add(v[5]).add(m[s[3]]);
+    v[2] = v[2].add(v[6]).add(m[s[5]]);
+    v[3] = v[3].add(v[7]).add(m[s[7]]);
+
+    v[12] = v[12].xor(v[0]).rotr8();
+    v[13] = v[13].xor(v[1]).rotr8();
+    v[14] = v[14].xor(v[2]).rotr8();
+    v[15] = v[15].xor(v[3]).rotr8();
+
+    v[8] = v[8].add(v[12]);
+    v[9] = v[9].add(v[13]);
+    v[10] = v[10].add(v[14]);
+    v[11] = v[11].add(v[15]);
+
+    v[4] = v[4].xor(v[8]).rotr7();
+    v[5] = v[5].xor(v[9]).rotr7();
+    v[6] = v[6].xor(v[10]).rotr7();
+    v[7] = v[7].xor(v[11]).rotr7();
+
+    // Diagonals.
+    v[0] = v[0].add(v[5]).add(m[s[8]]);
+    v[1] = v[1].add(v[6]).add(m[s[10]]);
+    v[2] = v[2].add(v[7]).add(m[s[12]]);
+    v[3] = v[3].add(v[4]).add(m[s[14]]);
+
+    v[15] = v[15].xor(v[0]).rotr16();
+    v[12] = v[12].xor(v[1]).rotr16();
+    v[13] = v[13].xor(v[2]).rotr16();
+    v[14] = v[14].xor(v[3]).rotr16();
+
+    v[10] = v[10].add(v[15]);
+    v[11] = v[11].add(v[12]);
+    v[8] = v[8].add(v[13]);
+    v[9] = v[9].add(v[14]);
+
+    v[5] = v[5].xor(v[10]).rotr12();
+    v[6] = v[6].xor(v[11]).rotr12();
+    v[7] = v[7].xor(v[8]).rotr12();
+    v[4] = v[4].xor(v[9]).rotr12();
+
+    v[0] = v[0].add(v[5]).add(m[s[9]]);
+    v[1] = v[1].add(v[6]).add(m[s[11]]);
+    v[2] = v[2].add(v[7]).add(m[s[13]]);
+    v[3] = v[3].add(v[4]).add(m[s[15]]);
+
+    v[15] = v[15].xor(v[0]).rotr8();
+    v[12] = v[12].xor(v[1]).rotr8();
+    v[13] = v[13].xor(v[2]).rotr8();
+    v[14] = v[14].xor(v[3]).rotr8();
+
+    v[10] = v[10].add(v[15]);
+    v[11] = v[11].add(v[12]);
+    v[8] = v[8].add(v[13]);
+    v[9] = v[9].add(v[14]);
+
+    v[5] = v[5].xor(v[10]).rotr7();
+    v[6] = v[6].xor(v[11]).rotr7();
+    v[7] = v[7].xor(v[8]).rotr7();
+    v[4] = v[4].xor(v[9]).rotr7();
+}
+
+/// One BLAKE3 compression per lane, keeping only the chaining value
+/// (first 8 output words), which is also the digest of a root compression.
+#[inline(always)]
+pub(crate) fn compress<V: Lanes>(
+    cv: &mut [V; 8],
+    m: &[V; 16],
+    counter_low: V,
+    counter_high: V,
+    block_len: V,
+    flags: V,
+) {
+    let mut v = [
+        cv[0],
+        cv[1],
+        cv[2],
+        cv[3],
+        cv[4],
+        cv[5],
+        cv[6],
+        cv[7],
+        V::splat(IV[0]),
+        V::splat(IV[1]),
+        V::splat(IV[2]),
+        V::splat(IV[3]),
+        counter_low,
+        counter_high,
+        block_len,
+        flags,
+    ];
+    round(&mut v, m, 0);
+    round(&mut v, m, 1);
+    round(&mut v, m, 2);
+    round(&mut v, m, 3);
+    round(&mut v, m, 4);
+    round(&mut v, m, 5);
+    round(&mut v, m, 6);
+    for i in 0..8 {
+        cv[i] = v[i].xor(v[i + 8]);
+    }
+}
+
+/// Hashes the first `V::WIDTH` lanes of `group` and writes each lane's output
+/// chaining value to `out[lane]`.
+///
+/// Every lane must hold the same number of blocks (`blocks_in_chunk` of its
+/// length, lengths at most 1024): lanes run in step and only the last block's
+/// length differs per lane. Full blocks are read in place; only a partial
+/// last block is copied into zero-padded scratch.
+#[inline(always)]
+pub(crate) fn hash_lanes<V: Lanes>(params: &GroupParams, group: &LaneGroup, out: &mut [[u8; 32]]) {
+    let width = V::WIDTH;
+    let blocks = blocks_in_chunk(group.inputs[0].len());
+    debug_assert!(group.inputs[..width]
+        .iter()
+        .all(|input| blocks_in_chunk(input.len()) == blocks && input.len() <= 1024));
+
+    let mut cv: [V; 8] = core::array::from_fn(|i| V::splat(params.key[i]));
+    let mut low = [0u32; MAX_LANES];
+    let mut high = [0u32; MAX_LANES];
+    for lane in 0..width {
+        low[lane] = group.counters[lane] as u32;
+        high[lane] = (group.counters[lane] >> 32) as u32;
+    }
+    let counter_low = V::load(&low);
+    let counter_high = V::load(&high);
+
+    let full_len = V::splat(BLOCK_LEN as u32);
+    let middle_flags = V::splat(params.flags);
+    for block in 0..blocks - 1 {
+        let start = block * BLOCK_LEN;
+        let refs: [&[u8; BLOCK_LEN]; MAX_LANES] = core::array::from_fn(|lane| {
+            if lane < width {
+                first_block(&group.inputs[lane][start..])
+            } else {
+                &ZERO_BLOCK
+            }
+        });
+        let m = V::load_transposed(&refs);
+        let flags = if block == 0 {
+            V::splat(params.flags | params.first_flags)
+        } else {
+            middle_flags
+        };
+        compress(&mut cv, &m, counter_low, counter_high, full_len, flags);
+    }
+
+    // The last block: per-lane length and flags, zero padding where short.
+    let start = (blocks - 1) * BLOCK_LEN;
+    let mut scratch = [[0u8; BLOCK_LEN]; MAX_LANES];
+    let mut lens = [0u32; MAX_LANES];
+    let mut flags = [0u32; MAX_LANES];
+    let first = if blocks == 1 { params.first_flags } else { 0 };
+    for lane in 0..width {
+        let tail = &group.inputs[lane][start..];
+        lens[lane] = tail.len() as u32;
+        flags[lane] = params.flags | first | group.last_flags[lane];
+        if tail.len() < BLOCK_LEN {
+            scratch[lane][..tail.len()].copy_from_slice(tail);
+        }
+    }
+    let refs: [&[u8; BLOCK_LEN]; MAX_LANES] = core::array::from_fn(|lane| {
+        let tail = &group.inputs[lane.min(width - 1)][start..];
+        if lane < width && tail.len() == BLOCK_LEN {
+            first_block(tail)
+        } else {
+            &scratch[lane]
+        }
+    });
+    let m = V::load_transposed(&refs);
+    compress(
+        &mut cv,
+        &m,
+        counter_low,
+        counter_high,
+        V::load(&lens),
+        V::load(&flags),
+    );
+    V::store_transposed(&cv, out);
+}
+
+static ZERO_BLOCK: [u8; BLOCK_LEN] = [0; BLOCK_LEN];
+
+#[inline(always)]
+fn first_block(bytes: &[u8]) -> &[u8; BLOCK_LEN] {
+    bytes[..BLOCK_LEN]
+        .try_into()
+        .expect("a full block has 64 bytes")
+}

@@ -1,0 +1,114 @@
+//! Portable lanes: plain `[u32; N]` arrays that the compiler may vectorise
+//! for whatever baseline the target has. The fallback on every CPU and the
+//! reference the ISA backends are tested against.
+
+use super::kernel::{hash_lanes, GroupParams, LaneGroup, Lanes};
+use crate::consts::BLOCK_LEN;
+
+/// `N` lanes held in an array.
+#[derive(Clone, Copy)]
+pub(crate) struct Portable<const N: usize>([u32; N]);
+
+impl<const N: usize> Portable<N> {
+    // Plain indexed loops over fixed-size arrays: the shape LLVM's
+    // vectoriser recognises best.
+    #[inline(always)]
+    fn map(mut self, f: impl Fn(u32) -> u32) -> Self {
+        for lane in 0..N {
+            self.0[lane] = f(self.0[lane]);
+        }
+        self
+    }
+
+    #[inline(always)]
+    fn zip(mut self, rhs: Self, f: impl Fn(u32, u32) -> u32) -> Self {
+        for lane in 0..N {
+            self.0[lane] = f(self.0[lane], rhs.0[lane]);
+        }
+        self
+    }
+}
+
+impl<const N: usize> Lanes for Portable<N> {
+    const WIDTH: usize = N;
+
+    #[inline(always)]
+    fn splat(value: u32) -> Self {
+        Portable([value; N])
+    }
+
+    #[inline(always)]
+    fn load(values: &[u32]) -> Self {
+        Portable(core::array::from_fn(|i| values[i]))
+    }
+
+    #[inline(always)]
+    fn add(self, rhs: Self) -> Self {
+        self.zip(rhs, u32::wrapping_add)
+    }
+
+    #[inline(always)]
+    fn xor(self, rhs: Self) -> Self {
+        self.zip(rhs, |a, b| a ^ b)
+    }
+
+    #[inline(always)]
+    fn rotr16(self) -> Self {
+        self.map(|x| x.rotate_right(16))
+    }
+
+    #[inline(always)]
+    fn rotr12(self) -> Self {
+        self.map(|x| x.rotate_right(12))
+    }
+
+    #[inline(always)]
+    fn rotr8(self) -> Self {
+        self.map(|x| x.rotate_right(8))
+    }
+
+    #[inline(always)]
+    fn rotr7(self) -> Self {
+        self.map(|x| x.rotate_right(7))
+    }
+
+    #[inline(always)]
+    fn load_transposed(blocks: &[&[u8; BLOCK_LEN]]) -> [Self; 16] {
+        core::array::from_fn(|word| {
+            Portable(core::array::from_fn(|lane| {
+                let b = &blocks[lane][4 * word..4 * word + 4];
+                u32::from_le_bytes([b[0], b[1], b[2], b[3]])
+            }))
+        })
+    }
+
+    #[inline(always)]
+    fn store_transposed(words: &[Self; 8], out: &mut [[u8; 32]]) {
+        for (lane, digest) in out.iter_mut().take(N).enumerate() {
+            for (word, bytes) in digest.chunks_exact_mut(4).enumerate() {
+                bytes.copy_from_slice(&words[word].0[lane].to_le_bytes());
+            }
+        }
+    }
+}
+
+/// Lane widths of the portable backend, widest first.
+pub(crate) const WIDTHS: &[usize] = &[16, 8, 4, 1];
+
+/// Hashes the first `width` lanes of `group` (one of [`WIDTHS`]).
+pub(crate) fn hash_group(
+    width: usize,
+    params: &GroupParams,
+    group: &LaneGroup,
+    out: &mut [[u8; 32]],
+) {
+    match width {
+        16 => hash_lanes::<Portable<16>>(params, group, out),
+        8 => hash_lanes::<Portable<8>>(params, group, out),
+        4 => hash_lanes::<Portable<4>>(params, group, out),
+        _ => {
+            debug_assert_eq!(width, 1, "portable widths are {WIDTHS:?}");
+            hash_lanes::<Portable<1>>(params, group, out)
+        }
+    }
+}

@@ -1,0 +1,126 @@
+//! Blobs longer than one chunk, hashed through the same lanes.
+//!
+//! All chunks of all such blobs in a work unit become lane jobs (chunk `i`
+//! has counter `i`, no `ROOT`); then the parent levels are built level by
+//! level, again as lane jobs, until each blob has one root. Pairing adjacent
+//! nodes left to right and carrying an odd last node up unchanged gives
+//! exactly BLAKE3's tree, whose left subtree always holds the largest power
+//! of two number of chunks that leaves at least one on the right.
+
+use super::groups::{run_jobs, Job};
+use super::kernel::GroupParams;
+use super::CpuBackend;
+use crate::consts::{CHUNK_END, CHUNK_LEN, CHUNK_START, PARENT, ROOT};
+
+/// A blob of more than one chunk and where its digest goes.
+#[derive(Clone, Copy)]
+pub(crate) struct TreeBlob<'a> {
+    /// The input, longer than 1024 bytes.
+    pub data: &'a [u8],
+    /// Index of its digest in the output slice.
+    pub dest: usize,
+}
+
+/// One blob's nodes at the current tree level.
+#[derive(Clone, Copy)]
+struct Level {
+    dest: usize,
+    /// First node of this blob in the level buffer.
+    start: usize,
+    /// Nodes of this blob at this level.
+    count: usize,
+}
+
+/// Hashes every blob in `blobs` (each longer than one chunk) with key `key`
+/// and mode flags `flags`, writing each digest to `out[blob.dest]`.
+pub(crate) fn hash_trees(
+    backend: CpuBackend,
+    key: [u32; 8],
+    flags: u32,
+    blobs: &[TreeBlob],
+    out: &mut [[u8; 32]],
+) {
+    let mut levels = Vec::with_capacity(blobs.len());
+    let mut jobs = Vec::new();
+    let mut total = 0;
+    for blob in blobs {
+        debug_assert!(blob.data.len() > CHUNK_LEN);
+        let count = blob.data.len().div_ceil(CHUNK_LEN);
+        levels.push(Level {
+            dest: blob.dest,
+            start: total,
+            count,
+        });
+        for (index, chunk) in blob.data.chunks(CHUNK_LEN).enumerate() {
+            jobs.push(Job {
+                data: chunk,
+                counter: index as u64,
+                last_flags: CHUNK_END,
+                dest: total + index,
+            });
+        }
+        total += count;
+    }
+    let mut nodes = vec![[0u8; 32]; total];
+    let mut sorted = Vec::new();
+    let chunk_params = GroupParams {
+        key,
+        flags,
+        first_flags: CHUNK_START,
+    };
+    run_jobs(backend, &chunk_params, &jobs, &mut sorted, &mut nodes);
+
+    let parent_params = GroupParams {
+        key,
+        flags: flags | PARENT,
+        first_flags: 0,
+    };
+    let mut next = Vec::new();
+    while !levels.is_empty() {
+        let mut parent_jobs = Vec::new();
+        let mut next_total = 0;
+        let mut carried = Vec::new();
+        for level in &mut levels {
+            let pairs = level.count / 2;
+            for pair in 0..pairs {
+                let left = level.start + 2 * pair;
+                parent_jobs.push(Job {
+                    data: nodes[left..left + 2].as_flattened(),
+                    counter: 0,
+                    // A level of exactly two nodes yields the root.
+                    last_flags: if level.count == 2 { ROOT } else { 0 },
+                    dest: next_total + pair,
+                });
+            }
+            if level.count % 2 == 1 {
+                carried.push((level.start + level.count - 1, next_total + pairs));
+            }
+            level.start = next_total;
+            level.count = level.count.div_ceil(2);
+            next_total += level.count;
+        }
+        next.clear();
+        next.resize(next_total, [0u8; 32]);
+        for &(from, to) in &carried {
+            next[to] = nodes[from];
+        }
+        // Parents all take one block, so they are never reordered: no scratch.
+        run_jobs(
+            backend,
+            &parent_params,
+            &parent_jobs,
+            &mut Vec::new(),
+            &mut next,
+        );
+        drop(parent_jobs);
+        std::mem::swap(&mut nodes, &mut next);
+        levels.retain(|level| {
+            if level.count == 1 {
+                out[level.dest] = nodes[level.start];
+                false
+            } else {
+                true
+            }
+        });
+    }
+}

@@ -1,0 +1,296 @@
+//! [`Engine`]: the reusable hasher that holds the chosen backend and threads.
+
+use std::fmt;
+use std::sync::{Arc, OnceLock};
+
+use blake3::Hash;
+
+use crate::blobs::{check_output, BlobSource, Offset, Packed, Records, Slices};
+use crate::cpu::batch::{hash_source, Threads};
+use crate::cpu::CpuBackend;
+use crate::error::{Error, ErrorKind};
+use crate::mode::Mode;
+
+/// Where batches run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Backend {
+    /// The fastest available (today: the CPU).
+    #[default]
+    Auto,
+    /// The CPU lane kernel across cores.
+    Cpu,
+    /// A GPU through `wgpu` (not in this version: building an engine for it
+    /// returns an error).
+    Gpu,
+}
+
+/// A configured batch hasher. Cheap to clone and share between threads;
+/// build one and reuse it, since building may start threads.
+///
+/// ```
+/// use blake3_batch::{Backend, Engine};
+///
+/// let engine = Engine::builder().backend(Backend::Cpu).threads(2).build()?;
+/// let digests = engine.hash_many(&[b"alpha".as_slice(), b"beta"])?;
+/// assert_eq!(digests[1], blake3::hash(b"beta"));
+/// # Ok::<(), blake3_batch::Error>(())
+/// ```
+#[derive(Clone)]
+pub struct Engine {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    backend: Backend,
+    cpu: CpuBackend,
+    threads: usize,
+    /// `None` with `threads > 1`: rayon's global pool.
+    pool: Option<rayon::ThreadPool>,
+}
+
+/// Settings for an [`Engine`]; see [`Engine::builder`].
+#[derive(Clone, Debug, Default)]
+pub struct EngineBuilder {
+    backend: Backend,
+    threads: Option<usize>,
+    cpu: Option<CpuBackend>,
+}
+
+impl EngineBuilder {
+    /// Where batches run (default [`Backend::Auto`]).
+    pub fn backend(mut self, backend: Backend) -> Self {
+        self.backend = backend;
+        self
+    }
+
+    /// Exactly this many threads hash a batch (default: rayon's global pool,
+    /// one thread per core). `1` keeps all work on the calling thread.
+    pub fn threads(mut self, threads: usize) -> Self {
+        self.threads = Some(threads);
+        self
+    }
+
+    /// Forces a CPU instruction set instead of the best detected one (for
+    /// tests and benchmarks).
+    pub fn cpu_backend(mut self, cpu: CpuBackend) -> Self {
+        self.cpu = Some(cpu);
+        self
+    }
+
+    /// Checks the settings, detects the CPU and starts the threads.
+    pub fn build(self) -> Result<Engine, Error> {
+        if self.backend == Backend::Gpu {
+            return Err(ErrorKind::BackendUnavailable {
+                backend: "gpu".to_owned(),
+                reason: "this version has no GPU backend; use Backend::Cpu or Backend::Auto"
+                    .to_owned(),
+            }
+            .into());
+        }
+        let cpu = match self.cpu {
+            Some(cpu) => cpu.check_supported()?,
+            None => CpuBackend::detect(),
+        };
+        let (threads, pool) = match self.threads {
+            None => (rayon::current_num_threads(), None),
+            Some(0) => return Err(ErrorKind::ZeroThreads.into()),
+            Some(1) => (1, None),
+            Some(threads) => {
+                let pool = rayon::ThreadPoolBuilder::new()
+                    .num_threads(threads)
+                    .thread_name(|index| format!("b3batch-{index}"))
+                    .build()
+                    .map_err(|error| ErrorKind::ThreadPool {
+                        threads,
+                        reason: error.to_string(),
+                    })?;
+                (threads, Some(pool))
+            }
+        };
+        Ok(Engine {
+            inner: Arc::new(Inner {
+                backend: self.backend,
+                cpu,
+                threads,
+                pool,
+            }),
+        })
+    }
+}
+
+impl Engine {
+    /// Settings for a new engine.
+    pub fn builder() -> EngineBuilder {
+        EngineBuilder::default()
+    }
+
+    /// The backend asked for.
+    pub fn backend(&self) -> Backend {
+        self.inner.backend
+    }
+
+    /// The CPU instruction set in use.
+    pub fn cpu_backend(&self) -> CpuBackend {
+        self.inner.cpu
+    }
+
+    /// Blobs hashed side by side by one CPU kernel call.
+    pub fn lanes(&self) -> usize {
+        self.inner.cpu.lanes()
+    }
+
+    /// Threads that hash a batch.
+    pub fn threads(&self) -> usize {
+        self.inner.threads
+    }
+
+    /// `blake3::hash` of every blob, in order.
+    pub fn hash_many<B: AsRef<[u8]> + Sync>(&self, blobs: &[B]) -> Result<Vec<Hash>, Error> {
+        self.collect(Mode::Hash, blobs).map(into_hashes)
+    }
+
+    /// `blake3::keyed_hash(key, blob)` of every blob, in order.
+    pub fn keyed_hash_many<B: AsRef<[u8]> + Sync>(
+        &self,
+        key: &[u8; 32],
+        blobs: &[B],
+    ) -> Result<Vec<Hash>, Error> {
+        self.collect(Mode::KeyedHash(key), blobs).map(into_hashes)
+    }
+
+    /// `blake3::derive_key(context, blob)` of every blob, in order; the
+    /// context string is hashed once for the whole batch.
+    pub fn derive_key_many<B: AsRef<[u8]> + Sync>(
+        &self,
+        context: &str,
+        blobs: &[B],
+    ) -> Result<Vec<[u8; 32]>, Error> {
+        self.collect(Mode::DeriveKey(context), blobs)
+    }
+
+    /// Hashes every blob of a slice into `out` (one slot per blob).
+    ///
+    /// ```
+    /// use blake3_batch::{Engine, Mode};
+    ///
+    /// let engine = Engine::builder().build()?;
+    /// let blobs = ["a", "bb", "ccc"];
+    /// let mut out = [[0u8; 32]; 3];
+    /// engine.hash_slices_into(Mode::KeyedHash(&[7; 32]), &blobs, &mut out)?;
+    /// assert_eq!(out[2], *blake3::keyed_hash(&[7; 32], b"ccc").as_bytes());
+    /// # Ok::<(), blake3_batch::Error>(())
+    /// ```
+    pub fn hash_slices_into<B: AsRef<[u8]> + Sync>(
+        &self,
+        mode: Mode,
+        blobs: &[B],
+        out: &mut [[u8; 32]],
+    ) -> Result<(), Error> {
+        self.run(mode, &Slices(blobs), out)
+    }
+
+    /// Hashes packed blobs, Arrow style: blob `i` is
+    /// `data[offsets[i]..offsets[i + 1]]`, so `n` blobs take `n + 1` offsets
+    /// (`u32` or `u64`). Offsets need not start at 0, must never decrease
+    /// and must stay within `data`.
+    ///
+    /// ```
+    /// use blake3_batch::{Engine, Mode};
+    ///
+    /// let engine = Engine::builder().build()?;
+    /// let data = b"helloworld!";
+    /// let offsets: [u32; 4] = [0, 5, 10, 11];
+    /// let mut out = [[0u8; 32]; 3];
+    /// engine.hash_packed_into(Mode::Hash, data, &offsets, &mut out)?;
+    /// assert_eq!(out[1], *blake3::hash(b"world").as_bytes());
+    /// # Ok::<(), blake3_batch::Error>(())
+    /// ```
+    pub fn hash_packed_into<O: Offset>(
+        &self,
+        mode: Mode,
+        data: &[u8],
+        offsets: &[O],
+        out: &mut [[u8; 32]],
+    ) -> Result<(), Error> {
+        self.run(mode, &Packed::new(data, offsets)?, out)
+    }
+
+    /// Hashes `data` cut into records of `record_size` bytes each; the data
+    /// length must be a whole multiple of the record size.
+    ///
+    /// ```
+    /// use blake3_batch::{Engine, Mode};
+    ///
+    /// let engine = Engine::builder().build()?;
+    /// let data = [1u8; 96]; // three 32-byte records
+    /// let mut out = [[0u8; 32]; 3];
+    /// engine.hash_records_into(Mode::DeriveKey("app 2026 ids"), &data, 32, &mut out)?;
+    /// assert_eq!(out[0], blake3::derive_key("app 2026 ids", &[1; 32]));
+    /// # Ok::<(), blake3_batch::Error>(())
+    /// ```
+    pub fn hash_records_into(
+        &self,
+        mode: Mode,
+        data: &[u8],
+        record_size: usize,
+        out: &mut [[u8; 32]],
+    ) -> Result<(), Error> {
+        self.run(mode, &Records::new(data, record_size)?, out)
+    }
+
+    fn collect<B: AsRef<[u8]> + Sync>(
+        &self,
+        mode: Mode,
+        blobs: &[B],
+    ) -> Result<Vec<[u8; 32]>, Error> {
+        let mut out = vec![[0u8; 32]; blobs.len()];
+        self.hash_slices_into(mode, blobs, &mut out)?;
+        Ok(out)
+    }
+
+    fn run<S: BlobSource>(
+        &self,
+        mode: Mode,
+        source: &S,
+        out: &mut [[u8; 32]],
+    ) -> Result<(), Error> {
+        check_output(source.count(), out)?;
+        let threads = match (&self.inner.pool, self.inner.threads) {
+            (Some(pool), _) => Threads::Pool(pool),
+            (None, 1) => Threads::One,
+            (None, _) => Threads::Global,
+        };
+        hash_source(self.inner.cpu, threads, mode, source, out);
+        Ok(())
+    }
+
+    /// The engine behind the crate's free functions: automatic backend, every
+    /// core.
+    pub(crate) fn shared() -> &'static Engine {
+        static SHARED: OnceLock<Engine> = OnceLock::new();
+        SHARED.get_or_init(|| Engine {
+            inner: Arc::new(Inner {
+                backend: Backend::Auto,
+                cpu: CpuBackend::detect(),
+                threads: rayon::current_num_threads(),
+                pool: None,
+            }),
+        })
+    }
+}
+
+fn into_hashes(digests: Vec<[u8; 32]>) -> Vec<Hash> {
+    digests.into_iter().map(Hash::from).collect()
+}
+
+impl fmt::Debug for Engine {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Engine")
+            .field("backend", &self.inner.backend)
+            .field("cpu_backend", &self.inner.cpu)
+            .field("lanes", &self.lanes())
+            .field("threads", &self.inner.threads)
+            .finish()
+    }
+}

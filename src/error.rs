@@ -1,0 +1,99 @@
+//! The crate's one error type.
+
+use std::fmt;
+
+/// Why a call failed; [`Error::kind`] tells which case.
+///
+/// Every message names the argument at fault and what to change.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Error {
+    kind: ErrorKind,
+}
+
+impl Error {
+    /// The case this error is.
+    pub fn kind(&self) -> &ErrorKind {
+        &self.kind
+    }
+}
+
+impl From<ErrorKind> for Error {
+    fn from(kind: ErrorKind) -> Self {
+        Error { kind }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&self.kind, f)
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// The cases of [`Error`]. More may be added in later versions.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// The output slice does not have one slot per blob.
+    #[error("output slice has {actual} digest slots but the batch has {expected} blobs: pass an output slice of exactly {expected} entries")]
+    OutputLength {
+        /// Number of blobs in the batch.
+        expected: usize,
+        /// Length of the output slice given.
+        actual: usize,
+    },
+    /// Packed offsets were empty; even an empty batch has one offset.
+    #[error("offsets is empty: packed offsets need n + 1 entries for n blobs (use [0] for an empty batch)")]
+    OffsetsEmpty,
+    /// Packed offsets went down.
+    #[error("offsets[{index}] = {offset} is less than the offset before it ({previous}): offsets must never decrease")]
+    OffsetsDecrease {
+        /// Position of the offending offset.
+        index: usize,
+        /// The offset before it.
+        previous: u64,
+        /// The offending offset.
+        offset: u64,
+    },
+    /// A packed offset points past the end of the data.
+    #[error("offsets[{index}] = {offset} points past the end of the data ({data_len} bytes): every offset must be at most the data length")]
+    OffsetOutOfBounds {
+        /// Position of the offending offset.
+        index: usize,
+        /// The offending offset.
+        offset: u64,
+        /// Length of the packed data.
+        data_len: usize,
+    },
+    /// Fixed-size records of size 0 were asked for.
+    #[error("record size is 0: give the size in bytes of one record (at least 1)")]
+    RecordSizeZero,
+    /// The data is not a whole number of records.
+    #[error("data of {data_len} bytes is not a whole number of {record_size}-byte records ({} bytes left over): pass data whose length is a multiple of the record size", data_len % record_size)]
+    RecordSizeMismatch {
+        /// Length of the data.
+        data_len: usize,
+        /// The record size asked for.
+        record_size: usize,
+    },
+    /// `threads(0)` was asked for.
+    #[error("threads(0) asks for no threads: ask for at least 1, or leave threads unset to use every core")]
+    ZeroThreads,
+    /// The worker thread pool could not be started.
+    #[error("could not start {threads} worker threads ({reason}): ask for fewer threads")]
+    ThreadPool {
+        /// Threads asked for.
+        threads: usize,
+        /// What the operating system said.
+        reason: String,
+    },
+    /// The requested backend cannot run on this machine or build.
+    #[error("the {backend} backend is unavailable: {reason}")]
+    BackendUnavailable {
+        /// The backend asked for.
+        backend: String,
+        /// Why, and what to do instead.
+        reason: String,
+    },
+}

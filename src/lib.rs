@@ -1,0 +1,89 @@
+//! Hash huge numbers of small blobs with BLAKE3, all at once.
+//!
+//! `blake3::hash` on one small blob runs one compression at a time; this
+//! crate hashes a whole batch side by side, each SIMD lane a different blob,
+//! spread over every core, and returns one digest per blob, in input order,
+//! bit-identical to `blake3::hash`, `blake3::keyed_hash` and
+//! `blake3::derive_key`.
+//!
+//! ```
+//! let blobs: Vec<Vec<u8>> = (0..1000u32).map(|i| i.to_le_bytes().repeat(i as usize % 300)).collect();
+//! let digests = blake3_batch::hash_many(&blobs);
+//! assert_eq!(digests[999], blake3::hash(&blobs[999]));
+//! ```
+//!
+//! Three input layouts write into a caller's output slice without
+//! allocating: a slice of blobs ([`hash_slices_into`]), packed bytes with
+//! Arrow-style offsets ([`hash_packed_into`]) and fixed-size records
+//! ([`hash_records_into`]). An [`Engine`] fixes the backend and threads and
+//! is reused across batches; the free functions use a shared default engine.
+
+mod blobs;
+mod consts;
+mod cpu;
+mod engine;
+mod error;
+mod mode;
+
+pub use blake3::Hash;
+pub use blobs::Offset;
+pub use cpu::CpuBackend;
+pub use engine::{Backend, Engine, EngineBuilder};
+pub use error::{Error, ErrorKind};
+pub use mode::Mode;
+
+/// `blake3::hash` of every blob, in input order, on every core.
+pub fn hash_many<B: AsRef<[u8]> + Sync>(blobs: &[B]) -> Vec<Hash> {
+    infallible(Engine::shared().hash_many(blobs))
+}
+
+/// `blake3::keyed_hash(key, blob)` of every blob, in input order.
+pub fn keyed_hash_many<B: AsRef<[u8]> + Sync>(key: &[u8; 32], blobs: &[B]) -> Vec<Hash> {
+    infallible(Engine::shared().keyed_hash_many(key, blobs))
+}
+
+/// `blake3::derive_key(context, blob)` of every blob, in input order; the
+/// context is hashed once per batch.
+pub fn derive_key_many<B: AsRef<[u8]> + Sync>(context: &str, blobs: &[B]) -> Vec<[u8; 32]> {
+    infallible(Engine::shared().derive_key_many(context, blobs))
+}
+
+/// Hashes a slice of blobs into `out`, which needs one slot per blob.
+/// See [`Engine::hash_slices_into`].
+pub fn hash_slices_into<B: AsRef<[u8]> + Sync>(
+    mode: Mode,
+    blobs: &[B],
+    out: &mut [[u8; 32]],
+) -> Result<(), Error> {
+    Engine::shared().hash_slices_into(mode, blobs, out)
+}
+
+/// Hashes Arrow-style packed blobs (`n + 1` offsets into `data`) into `out`.
+/// See [`Engine::hash_packed_into`].
+pub fn hash_packed_into<O: Offset>(
+    mode: Mode,
+    data: &[u8],
+    offsets: &[O],
+    out: &mut [[u8; 32]],
+) -> Result<(), Error> {
+    Engine::shared().hash_packed_into(mode, data, offsets, out)
+}
+
+/// Hashes `data` cut into `record_size`-byte records into `out`.
+/// See [`Engine::hash_records_into`].
+pub fn hash_records_into(
+    mode: Mode,
+    data: &[u8],
+    record_size: usize,
+    out: &mut [[u8; 32]],
+) -> Result<(), Error> {
+    Engine::shared().hash_records_into(mode, data, record_size, out)
+}
+
+/// The shared engine runs on the CPU, where a slice batch cannot fail.
+fn infallible<T>(result: Result<T, Error>) -> T {
+    match result {
+        Ok(value) => value,
+        Err(error) => unreachable!("the shared CPU engine failed on a slice batch: {error}"),
+    }
+}

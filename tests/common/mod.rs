@@ -1,0 +1,120 @@
+//! Helpers shared by the integration tests: the official vectors, the
+//! engines to cover, and reference digests from the `blake3` crate.
+#![allow(dead_code)] // each test binary uses a different subset
+
+use blake3_batch::{CpuBackend, Engine, Mode};
+use serde_json::Value;
+
+/// The official BLAKE3 test vectors (a copy of
+/// `shared/testdata/blake3_test_vectors.json`, kept in the crate so it tests
+/// anywhere).
+pub struct Vectors {
+    pub key: [u8; 32],
+    pub context: String,
+    pub cases: Vec<Case>,
+}
+
+/// One vector: the input length and the digests (first 32 bytes of each
+/// extended output).
+pub struct Case {
+    pub input_len: usize,
+    pub hash: [u8; 32],
+    pub keyed_hash: [u8; 32],
+    pub derive_key: [u8; 32],
+}
+
+impl Case {
+    /// The expected digest in `mode` (whose key and context must be the
+    /// vectors' own).
+    pub fn expected(&self, mode: Mode) -> [u8; 32] {
+        match mode {
+            Mode::Hash => self.hash,
+            Mode::KeyedHash(_) => self.keyed_hash,
+            Mode::DeriveKey(_) => self.derive_key,
+        }
+    }
+}
+
+pub fn vectors() -> Vectors {
+    let text = include_str!("../data/blake3_test_vectors.json");
+    let json: Value = serde_json::from_str(text).expect("vectors parse");
+    let digest = |case: &Value, field: &str| -> [u8; 32] {
+        let hex = case[field].as_str().expect("hex output");
+        let bytes = decode_hex(&hex[..64]);
+        bytes.try_into().expect("32 bytes")
+    };
+    let key: [u8; 32] = json["key"]
+        .as_str()
+        .expect("key")
+        .as_bytes()
+        .try_into()
+        .expect("32-byte key");
+    let cases = json["cases"]
+        .as_array()
+        .expect("cases")
+        .iter()
+        .map(|case| Case {
+            input_len: case["input_len"].as_u64().expect("input_len") as usize,
+            hash: digest(case, "hash"),
+            keyed_hash: digest(case, "keyed_hash"),
+            derive_key: digest(case, "derive_key"),
+        })
+        .collect::<Vec<_>>();
+    assert!(cases.len() >= 30, "the vectors file lost cases");
+    Vectors {
+        key,
+        context: json["context_string"].as_str().expect("context").to_owned(),
+        cases,
+    }
+}
+
+fn decode_hex(hex: &str) -> Vec<u8> {
+    (0..hex.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).expect("hex digit"))
+        .collect()
+}
+
+/// The vectors' input: byte `i` is `i mod 251`.
+pub fn vector_input(len: usize) -> Vec<u8> {
+    (0..len).map(|i| (i % 251) as u8).collect()
+}
+
+/// One engine per CPU backend this machine supports, each single-threaded
+/// and with two threads, so that every backend and the thread split are
+/// covered, not only the one detection picks.
+pub fn engines() -> Vec<(String, Engine)> {
+    let mut engines = Vec::new();
+    for cpu in CpuBackend::supported() {
+        for threads in [1, 2] {
+            let engine = Engine::builder()
+                .cpu_backend(cpu)
+                .threads(threads)
+                .build()
+                .expect("a supported backend builds");
+            engines.push((format!("{cpu}/{threads} threads"), engine));
+        }
+    }
+    engines
+}
+
+/// The `blake3` crate's digest of `data` in `mode`.
+pub fn reference(mode: Mode, data: &[u8]) -> [u8; 32] {
+    match mode {
+        Mode::Hash => *blake3::hash(data).as_bytes(),
+        Mode::KeyedHash(key) => *blake3::keyed_hash(key, data).as_bytes(),
+        Mode::DeriveKey(context) => blake3::derive_key(context, data),
+    }
+}
+
+/// Packs blobs Arrow style behind `lead` bytes of padding, so the first
+/// offset is not zero.
+pub fn pack<B: AsRef<[u8]>>(blobs: &[B], lead: usize) -> (Vec<u8>, Vec<u64>) {
+    let mut data = vec![0xA5; lead];
+    let mut offsets = vec![lead as u64];
+    for blob in blobs {
+        data.extend_from_slice(blob.as_ref());
+        offsets.push(data.len() as u64);
+    }
+    (data, offsets)
+}

@@ -1,0 +1,156 @@
+//! Bad input gets a typed error with a message that says what to fix, and
+//! leaves the output untouched: never a panic, never a partial result.
+
+use blake3_batch::{Backend, Engine, ErrorKind, Mode};
+
+const SENTINEL: [u8; 32] = [0xEE; 32];
+
+fn engine() -> Engine {
+    Engine::builder().threads(1).build().unwrap()
+}
+
+#[test]
+fn decreasing_offsets_are_rejected() {
+    let data = [0u8; 16];
+    let mut out = [SENTINEL; 3];
+    let error = engine()
+        .hash_packed_into(Mode::Hash, &data, &[0u32, 8, 4, 16], &mut out)
+        .unwrap_err();
+    assert_eq!(
+        error.kind(),
+        &ErrorKind::OffsetsDecrease {
+            index: 2,
+            previous: 8,
+            offset: 4
+        }
+    );
+    assert!(error.to_string().contains("must never decrease"), "{error}");
+    assert_eq!(out, [SENTINEL; 3], "nothing written on error");
+}
+
+#[test]
+fn offsets_past_the_data_are_rejected_for_both_widths() {
+    let data = [0u8; 16];
+    let mut out = [SENTINEL; 2];
+    let error = engine()
+        .hash_packed_into(Mode::Hash, &data, &[0u64, 8, 17], &mut out)
+        .unwrap_err();
+    assert_eq!(
+        error.kind(),
+        &ErrorKind::OffsetOutOfBounds {
+            index: 2,
+            offset: 17,
+            data_len: 16
+        }
+    );
+    assert!(
+        error.to_string().contains("past the end of the data"),
+        "{error}"
+    );
+    let error = engine()
+        .hash_packed_into(Mode::Hash, &data, &[20u32, 20, 20], &mut out)
+        .unwrap_err();
+    assert!(matches!(
+        error.kind(),
+        ErrorKind::OffsetOutOfBounds { offset: 20, .. }
+    ));
+    // Larger than any address: must be an error, not a wrap-around.
+    let error = engine()
+        .hash_packed_into(Mode::Hash, &data, &[0u64, 0, u64::MAX], &mut out)
+        .unwrap_err();
+    assert!(matches!(error.kind(), ErrorKind::OffsetOutOfBounds { .. }));
+    assert_eq!(out, [SENTINEL; 2]);
+}
+
+#[test]
+fn empty_offsets_are_rejected_and_a_single_offset_is_an_empty_batch() {
+    let mut none: [[u8; 32]; 0] = [];
+    let error = engine()
+        .hash_packed_into::<u32>(Mode::Hash, b"abc", &[], &mut none)
+        .unwrap_err();
+    assert_eq!(error.kind(), &ErrorKind::OffsetsEmpty);
+    engine()
+        .hash_packed_into(Mode::Hash, b"abc", &[2u32], &mut none)
+        .unwrap();
+}
+
+#[test]
+fn output_of_the_wrong_length_is_rejected_in_every_layout() {
+    let engine = engine();
+    let blobs = [b"a".as_slice(), b"b", b"c"];
+    for len in [0, 2, 4] {
+        let mut out = vec![SENTINEL; len];
+        let want = ErrorKind::OutputLength {
+            expected: 3,
+            actual: len,
+        };
+        let error = engine
+            .hash_slices_into(Mode::Hash, &blobs, &mut out)
+            .unwrap_err();
+        assert_eq!(error.kind(), &want);
+        assert!(error.to_string().contains("exactly 3 entries"), "{error}");
+        let error = engine
+            .hash_packed_into(Mode::Hash, b"abc", &[0u32, 1, 2, 3], &mut out)
+            .unwrap_err();
+        assert_eq!(error.kind(), &want);
+        let error = engine
+            .hash_records_into(Mode::Hash, b"abc", 1, &mut out)
+            .unwrap_err();
+        assert_eq!(error.kind(), &want);
+        assert!(out.iter().all(|slot| *slot == SENTINEL));
+    }
+}
+
+#[test]
+fn record_size_zero_is_rejected() {
+    let mut out = [SENTINEL; 1];
+    let error = engine()
+        .hash_records_into(Mode::Hash, b"abcd", 0, &mut out)
+        .unwrap_err();
+    assert_eq!(error.kind(), &ErrorKind::RecordSizeZero);
+    assert!(error.to_string().contains("at least 1"), "{error}");
+    assert_eq!(out, [SENTINEL]);
+}
+
+#[test]
+fn record_size_that_does_not_divide_the_data_is_rejected() {
+    let mut out = [SENTINEL; 3];
+    let error = engine()
+        .hash_records_into(Mode::KeyedHash(&[1; 32]), &[0u8; 10], 3, &mut out)
+        .unwrap_err();
+    assert_eq!(
+        error.kind(),
+        &ErrorKind::RecordSizeMismatch {
+            data_len: 10,
+            record_size: 3
+        }
+    );
+    assert!(error.to_string().contains("1 bytes left over"), "{error}");
+    assert_eq!(out, [SENTINEL; 3]);
+}
+
+#[test]
+fn zero_threads_is_rejected() {
+    let error = Engine::builder().threads(0).build().unwrap_err();
+    assert_eq!(error.kind(), &ErrorKind::ZeroThreads);
+}
+
+#[test]
+fn gpu_backend_without_gpu_support_is_an_error() {
+    let error = Engine::builder().backend(Backend::Gpu).build().unwrap_err();
+    assert!(matches!(error.kind(), ErrorKind::BackendUnavailable { .. }));
+    assert!(error.to_string().contains("Backend::Cpu"), "{error}");
+}
+
+#[test]
+fn empty_batches_are_fine_in_every_layout() {
+    let engine = engine();
+    let none: [&[u8]; 0] = [];
+    assert!(engine.hash_many(&none).unwrap().is_empty());
+    engine
+        .hash_records_into(Mode::Hash, &[], 7, &mut [])
+        .unwrap();
+    engine
+        .hash_packed_into(Mode::Hash, &[], &[0u64], &mut [])
+        .unwrap();
+}

@@ -1,0 +1,160 @@
+//! Differential property tests: random batches against the `blake3` crate,
+//! on every CPU backend and thread count.
+
+mod common;
+
+use blake3_batch::Mode;
+use common::{engines, pack, reference};
+use proptest::prelude::*;
+
+/// How one blob is cut from the shared buffer: start and length.
+type Cut = (usize, usize);
+
+const BUFFER_LEN: usize = 300_000;
+
+/// A source buffer of pseudo-random bytes that blobs are cut out of, so
+/// blobs start at arbitrary (odd) addresses.
+fn buffer() -> Vec<u8> {
+    let mut state = 0x9E37_79B9_7F4A_7C15u64;
+    (0..BUFFER_LEN)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 24) as u8
+        })
+        .collect()
+}
+
+/// Mostly lengths 0..=5000 (all block counts, one to five chunks), one in
+/// twenty a large blob up to 200 KB.
+fn blob_len() -> impl Strategy<Value = usize> {
+    prop_oneof![
+        19 => 0usize..=5000,
+        1 => 5001usize..=200_000,
+    ]
+}
+
+fn cut() -> impl Strategy<Value = Cut> {
+    blob_len().prop_flat_map(|len| (0..=BUFFER_LEN - len, Just(len)))
+}
+
+#[derive(Clone, Debug)]
+enum ModeChoice {
+    Hash,
+    Keyed([u8; 32]),
+    Derive(String),
+}
+
+impl ModeChoice {
+    fn mode(&self) -> Mode<'_> {
+        match self {
+            ModeChoice::Hash => Mode::Hash,
+            ModeChoice::Keyed(key) => Mode::KeyedHash(key),
+            ModeChoice::Derive(context) => Mode::DeriveKey(context),
+        }
+    }
+}
+
+fn mode_choice() -> impl Strategy<Value = ModeChoice> {
+    prop_oneof![
+        Just(ModeChoice::Hash),
+        any::<[u8; 32]>().prop_map(ModeChoice::Keyed),
+        // Contexts past one chunk too: the context hash is itself a tree.
+        prop_oneof![".{0,40}", "[a-z]{1000,2100}"].prop_map(ModeChoice::Derive),
+    ]
+}
+
+fn check_all_layouts(
+    buffer: &[u8],
+    cuts: &[Cut],
+    choice: &ModeChoice,
+) -> Result<(), TestCaseError> {
+    let mode = choice.mode();
+    let blobs: Vec<&[u8]> = cuts
+        .iter()
+        .map(|&(start, len)| &buffer[start..start + len])
+        .collect();
+    let want: Vec<[u8; 32]> = blobs.iter().map(|blob| reference(mode, blob)).collect();
+    let (data, offsets) = pack(&blobs, 1);
+    let offsets32: Vec<u32> = offsets.iter().map(|&o| o as u32).collect();
+    for (name, engine) in engines() {
+        let mut out = vec![[0u8; 32]; blobs.len()];
+        engine.hash_slices_into(mode, &blobs, &mut out).unwrap();
+        prop_assert_eq!(&out, &want, "slices on {}", name);
+        out.fill([0; 32]);
+        engine
+            .hash_packed_into(mode, &data, &offsets, &mut out)
+            .unwrap();
+        prop_assert_eq!(&out, &want, "packed u64 on {}", name);
+        out.fill([0; 32]);
+        engine
+            .hash_packed_into(mode, &data, &offsets32, &mut out)
+            .unwrap();
+        prop_assert_eq!(&out, &want, "packed u32 on {}", name);
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn random_batches_match_blake3(
+        cuts in prop::collection::vec(cut(), 0..=300),
+        choice in mode_choice(),
+    ) {
+        check_all_layouts(&buffer(), &cuts, &choice)?;
+    }
+
+    #[test]
+    fn random_fixed_size_records_match_blake3(
+        record_size in prop_oneof![1usize..=1100, 1100usize..=9000],
+        count in 0usize..=33,
+        start in 0usize..64,
+        choice in mode_choice(),
+    ) {
+        let buffer = buffer();
+        let data = &buffer[start..start + record_size * count];
+        let mode = choice.mode();
+        let want: Vec<[u8; 32]> = data.chunks(record_size).map(|r| reference(mode, r)).collect();
+        for (name, engine) in engines() {
+            let mut out = vec![[0u8; 32]; count];
+            engine.hash_records_into(mode, data, record_size, &mut out).unwrap();
+            prop_assert_eq!(&out, &want, "records on {}", name);
+        }
+    }
+}
+
+/// Batch sizes around every lane width and its multiples, at block and chunk
+/// boundary lengths, at odd addresses: every tail path of the lane groups.
+#[test]
+fn batches_around_lane_widths_at_boundary_lengths() {
+    let buffer = buffer();
+    let lengths = [0, 1, 63, 64, 65, 127, 128, 1023, 1024, 1025, 2048, 2049];
+    let mut sizes = vec![1, 2, 3, 31, 32, 33];
+    for (_, engine) in engines() {
+        for width in [engine.lanes(), 4, 8, 16] {
+            sizes.extend([width - 1, width, width + 1, 2 * width - 1, 2 * width + 1]);
+        }
+    }
+    sizes.sort_unstable();
+    sizes.dedup();
+    for choice in [
+        ModeChoice::Hash,
+        ModeChoice::Keyed([9; 32]),
+        ModeChoice::Derive("ctx".into()),
+    ] {
+        for &len in &lengths {
+            for &size in &sizes {
+                let cuts: Vec<Cut> = (0..size).map(|i| (1 + 3 * i, len)).collect();
+                check_all_layouts(&buffer, &cuts, &choice).unwrap();
+                // Mixed: this length alternating with its neighbours.
+                let mixed: Vec<Cut> = (0..size)
+                    .map(|i| (7 * i + 1, len + (i % 3)).min((7 * i + 1, 5000)))
+                    .collect();
+                check_all_layouts(&buffer, &mixed, &choice).unwrap();
+            }
+        }
+    }
+}
