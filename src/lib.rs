@@ -87,3 +87,8 @@ fn infallible<T>(result: Result<T, Error>) -> T {
         Err(error) => unreachable!("the shared CPU engine failed on a slice batch: {error}"),
     }
 }
+
+/// Compiles and runs the README's example as a doc test.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeExample;
