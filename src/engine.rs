@@ -7,7 +7,7 @@ use blake3::Hash;
 
 use crate::blobs::{check_output, BlobSource, Offset, Packed, Records, Slices};
 use crate::cpu::batch::{hash_source, Threads};
-use crate::cpu::CpuBackend;
+use crate::cpu::{CpuBackend, Kernel};
 use crate::error::{Error, ErrorKind};
 use crate::mode::Mode;
 
@@ -43,7 +43,7 @@ pub struct Engine {
 
 struct Inner {
     backend: Backend,
-    cpu: CpuBackend,
+    kernel: Kernel,
     threads: usize,
     /// `None` with `threads > 1`: rayon's global pool.
     pool: Option<rayon::ThreadPool>,
@@ -72,7 +72,9 @@ impl EngineBuilder {
     }
 
     /// Forces a CPU instruction set instead of the best detected one (for
-    /// tests and benchmarks).
+    /// tests and benchmarks). Without it, the `B3BATCH_CPU` environment
+    /// variable (`portable`, `sse41`, `avx2`, `avx512`, `neon`) may force one.
+    /// Either way, one this CPU lacks makes [`build`](Self::build) fail.
     pub fn cpu_backend(mut self, cpu: CpuBackend) -> Self {
         self.cpu = Some(cpu);
         self
@@ -88,9 +90,9 @@ impl EngineBuilder {
             }
             .into());
         }
-        let cpu = match self.cpu {
-            Some(cpu) => cpu.check_supported()?,
-            None => CpuBackend::detect(),
+        let kernel = match self.cpu.map(Ok).or_else(CpuBackend::from_env) {
+            Some(cpu) => Kernel::new(cpu?)?,
+            None => Kernel::detect(),
         };
         let (threads, pool) = match self.threads {
             None => (rayon::current_num_threads(), None),
@@ -111,7 +113,7 @@ impl EngineBuilder {
         Ok(Engine {
             inner: Arc::new(Inner {
                 backend: self.backend,
-                cpu,
+                kernel,
                 threads,
                 pool,
             }),
@@ -132,12 +134,12 @@ impl Engine {
 
     /// The CPU instruction set in use.
     pub fn cpu_backend(&self) -> CpuBackend {
-        self.inner.cpu
+        self.inner.kernel.backend()
     }
 
     /// Blobs hashed side by side by one CPU kernel call.
     pub fn lanes(&self) -> usize {
-        self.inner.cpu.lanes()
+        self.cpu_backend().lanes()
     }
 
     /// Threads that hash a batch.
@@ -261,21 +263,33 @@ impl Engine {
             (None, 1) => Threads::One,
             (None, _) => Threads::Global,
         };
-        hash_source(self.inner.cpu, threads, mode, source, out);
+        hash_source(self.inner.kernel, threads, mode, source, out);
         Ok(())
     }
 
     /// The engine behind the crate's free functions: automatic backend, every
-    /// core.
+    /// core, `B3BATCH_CPU` honoured when it names a backend this CPU has.
     pub(crate) fn shared() -> &'static Engine {
         static SHARED: OnceLock<Engine> = OnceLock::new();
-        SHARED.get_or_init(|| Engine {
-            inner: Arc::new(Inner {
-                backend: Backend::Auto,
-                cpu: CpuBackend::detect(),
-                threads: rayon::current_num_threads(),
-                pool: None,
-            }),
+        SHARED.get_or_init(|| {
+            let kernel = match CpuBackend::from_env().map(|cpu| Kernel::new(cpu?)) {
+                Some(Ok(kernel)) => kernel,
+                None => Kernel::detect(),
+                // The free functions cannot return the error; say it once
+                // rather than ignore the variable silently.
+                Some(Err(error)) => {
+                    eprintln!("blake3-batch: ignoring {error}; using the detected CPU backend");
+                    Kernel::detect()
+                }
+            };
+            Engine {
+                inner: Arc::new(Inner {
+                    backend: Backend::Auto,
+                    kernel,
+                    threads: rayon::current_num_threads(),
+                    pool: None,
+                }),
+            }
         })
     }
 }
@@ -288,7 +302,7 @@ impl fmt::Debug for Engine {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Engine")
             .field("backend", &self.inner.backend)
-            .field("cpu_backend", &self.inner.cpu)
+            .field("cpu_backend", &self.cpu_backend())
             .field("lanes", &self.lanes())
             .field("threads", &self.inner.threads)
             .finish()

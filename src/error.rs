@@ -7,7 +7,7 @@ use std::fmt;
 /// Every message names the argument at fault and what to change.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Error {
-    kind: ErrorKind,
+    pub(crate) kind: ErrorKind,
 }
 
 impl Error {

@@ -27,7 +27,7 @@ mod mode;
 
 pub use blake3::Hash;
 pub use blobs::Offset;
-pub use cpu::CpuBackend;
+pub use cpu::{CpuBackend, CPU_BACKEND_ENV};
 pub use engine::{Backend, Engine, EngineBuilder};
 pub use error::{Error, ErrorKind};
 pub use mode::Mode;

@@ -7,7 +7,7 @@ use rayon::prelude::*;
 use super::groups::{run_jobs, Job};
 use super::kernel::GroupParams;
 use super::tree::{hash_trees, TreeBlob};
-use super::CpuBackend;
+use super::Kernel;
 use crate::blobs::BlobSource;
 use crate::consts::{CHUNK_END, CHUNK_LEN, CHUNK_START, ROOT};
 use crate::mode::{Mode, ModeWords};
@@ -36,9 +36,9 @@ pub(crate) enum Threads<'p> {
 }
 
 /// Hashes every blob of `source` into `out` (same length, checked by the
-/// caller) with the CPU `backend`.
+/// caller) with the CPU `kernel`.
 pub(crate) fn hash_source<S: BlobSource>(
-    backend: CpuBackend,
+    kernel: Kernel,
     threads: Threads,
     mode: Mode,
     source: &S,
@@ -54,9 +54,9 @@ pub(crate) fn hash_source<S: BlobSource>(
         }
         _ => {}
     }
-    let words = mode.words(|context| hash_one(backend, Mode::CONTEXT, context));
+    let words = mode.words(|context| hash_one(kernel, Mode::CONTEXT, context));
     let unit = UnitParams {
-        backend,
+        kernel,
         mode,
         words,
         parallel: !matches!(threads, Threads::One),
@@ -105,7 +105,7 @@ fn unit_bounds<S: BlobSource>(source: &S) -> Vec<usize> {
 
 /// What every work unit of a batch shares.
 struct UnitParams<'m> {
-    backend: CpuBackend,
+    kernel: Kernel,
     mode: Mode<'m>,
     words: ModeWords,
     parallel: bool,
@@ -124,7 +124,7 @@ fn hash_unit<S: BlobSource>(unit: &UnitParams, source: &S, start: usize, out: &m
                 last_flags: CHUNK_END | ROOT,
                 dest,
             });
-        } else if data.len() <= unit.backend.lane_tree_max() {
+        } else if data.len() <= unit.kernel.lane_tree_max() {
             trees.push(TreeBlob { data, dest });
         } else {
             let parallel = unit.parallel && data.len() >= PARALLEL_BLOB_MIN;
@@ -136,14 +136,14 @@ fn hash_unit<S: BlobSource>(unit: &UnitParams, source: &S, start: usize, out: &m
         flags: unit.words.flags,
         first_flags: CHUNK_START,
     };
-    run_jobs(unit.backend, &params, &jobs, &mut Vec::new(), out);
-    hash_trees(unit.backend, unit.words.key, unit.words.flags, &trees, out);
+    run_jobs(unit.kernel, &params, &jobs, &mut Vec::new(), out);
+    hash_trees(unit.kernel, unit.words.key, unit.words.flags, &trees, out);
 }
 
 /// Hashes one input of any length with the given key words and flags, all on
 /// the lanes (used for derive-key context strings, which `blake3` cannot
 /// hash with a custom flag).
-pub(crate) fn hash_one(backend: CpuBackend, words: ModeWords, data: &[u8]) -> [u8; 32] {
+pub(crate) fn hash_one(kernel: Kernel, words: ModeWords, data: &[u8]) -> [u8; 32] {
     let mut out = [[0u8; 32]];
     if data.len() <= CHUNK_LEN {
         let params = GroupParams {
@@ -157,10 +157,10 @@ pub(crate) fn hash_one(backend: CpuBackend, words: ModeWords, data: &[u8]) -> [u
             last_flags: CHUNK_END | ROOT,
             dest: 0,
         };
-        run_jobs(backend, &params, &[job], &mut Vec::new(), &mut out);
+        run_jobs(kernel, &params, &[job], &mut Vec::new(), &mut out);
     } else {
         let blob = TreeBlob { data, dest: 0 };
-        hash_trees(backend, words.key, words.flags, &[blob], &mut out);
+        hash_trees(kernel, words.key, words.flags, &[blob], &mut out);
     }
     out[0]
 }

@@ -6,7 +6,7 @@
 //! falling through to narrower widths for its tail.
 
 use super::kernel::{GroupParams, LaneGroup, MAX_LANES};
-use super::CpuBackend;
+use super::Kernel;
 use crate::consts::{blocks_in_chunk, BLOCKS_PER_CHUNK};
 
 /// One piece of at most 1024 bytes to compress into one chaining value:
@@ -28,7 +28,7 @@ pub(crate) struct Job<'a> {
 /// `sorted` is scratch space reused across calls to avoid an allocation per
 /// work unit.
 pub(crate) fn run_jobs<'a>(
-    backend: CpuBackend,
+    kernel: Kernel,
     params: &GroupParams,
     jobs: &[Job<'a>],
     sorted: &mut Vec<Job<'a>>,
@@ -43,7 +43,7 @@ pub(crate) fn run_jobs<'a>(
     }
     // Equal-length batches (the common case) need no reordering at all.
     if counts.contains(&jobs.len()) {
-        run_bucket(backend, params, jobs, dests);
+        run_bucket(kernel, params, jobs, dests);
         return;
     }
     let mut starts = [0usize; BLOCKS_PER_CHUNK + 2];
@@ -60,15 +60,15 @@ pub(crate) fn run_jobs<'a>(
     }
     for blocks in 1..=BLOCKS_PER_CHUNK {
         let bucket = &sorted[starts[blocks]..starts[blocks + 1]];
-        run_bucket(backend, params, bucket, dests);
+        run_bucket(kernel, params, bucket, dests);
     }
 }
 
 /// Hashes jobs that all have the same block count.
-fn run_bucket(backend: CpuBackend, params: &GroupParams, jobs: &[Job], dests: &mut [[u8; 32]]) {
+fn run_bucket(kernel: Kernel, params: &GroupParams, jobs: &[Job], dests: &mut [[u8; 32]]) {
     let mut rest = jobs;
     let mut outputs = [[0u8; 32]; MAX_LANES];
-    for &width in backend.widths() {
+    for &width in kernel.widths() {
         while rest.len() >= width {
             let (lanes, tail) = rest.split_at(width);
             let mut group = LaneGroup::default();
@@ -77,7 +77,7 @@ fn run_bucket(backend: CpuBackend, params: &GroupParams, jobs: &[Job], dests: &m
                 group.counters[lane] = job.counter;
                 group.last_flags[lane] = job.last_flags;
             }
-            backend.hash_group(width, params, &group, &mut outputs);
+            kernel.hash_group(width, params, &group, &mut outputs);
             for (job, output) in lanes.iter().zip(&outputs) {
                 dests[job.dest] = *output;
             }

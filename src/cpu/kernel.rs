@@ -21,8 +21,8 @@ pub(crate) trait Lanes: Copy {
     const WIDTH: usize;
     /// Every lane set to `value`.
     fn splat(value: u32) -> Self;
-    /// Lane `i` set to `values[i]`; `values.len() >= WIDTH`.
-    fn load(values: &[u32]) -> Self;
+    /// Lane `i` set to `values[i]` (entries past `WIDTH` are ignored).
+    fn load(values: &[u32; MAX_LANES]) -> Self;
     /// Lane-wise wrapping addition.
     fn add(self, rhs: Self) -> Self;
     /// Lane-wise exclusive or.
@@ -35,13 +35,13 @@ pub(crate) trait Lanes: Copy {
     fn rotr8(self) -> Self;
     /// Lane-wise rotate right by 7.
     fn rotr7(self) -> Self;
-    /// Reads one 64-byte block per lane (`blocks.len() >= WIDTH`) and returns
-    /// its 16 little-endian message words, word `w` of lane `l` in lane `l`
-    /// of vector `w`.
-    fn load_transposed(blocks: &[&[u8; BLOCK_LEN]]) -> [Self; 16];
+    /// Reads one 64-byte block per lane and returns its 16 little-endian
+    /// message words: word `w` of block `l` in lane `l` of vector `w`
+    /// (blocks past `WIDTH` are ignored).
+    fn load_transposed(blocks: &[&[u8; BLOCK_LEN]; MAX_LANES]) -> [Self; 16];
     /// Writes the 8 state words of lane `l` as 32 little-endian bytes to
-    /// `out[l]`, for every lane (`out.len() >= WIDTH`).
-    fn store_transposed(words: &[Self; 8], out: &mut [[u8; 32]]);
+    /// `out[l]`, for every lane `l < WIDTH`.
+    fn store_transposed(words: &[Self; 8], out: &mut [[u8; 32]; MAX_LANES]);
 }
 
 /// One lane group's inputs: each lane hashes one chunk-sized piece of input
@@ -219,7 +219,11 @@ pub(crate) fn compress<V: Lanes>(
 /// length differs per lane. Full blocks are read in place; only a partial
 /// last block is copied into zero-padded scratch.
 #[inline(always)]
-pub(crate) fn hash_lanes<V: Lanes>(params: &GroupParams, group: &LaneGroup, out: &mut [[u8; 32]]) {
+pub(crate) fn hash_lanes<V: Lanes>(
+    params: &GroupParams,
+    group: &LaneGroup,
+    out: &mut [[u8; 32]; MAX_LANES],
+) {
     let width = V::WIDTH;
     let blocks = blocks_in_chunk(group.inputs[0].len());
     debug_assert!(group.inputs[..width]

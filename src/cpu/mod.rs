@@ -1,40 +1,90 @@
-//! The CPU path: backend choice (the one selection point), and the driver
-//! that feeds the lane kernel.
+//! The CPU path: which instruction set runs the lane kernel (the one
+//! selection point), and the driver that feeds it.
 
+#[cfg(target_arch = "x86_64")]
+mod avx2;
+#[cfg(target_arch = "x86_64")]
+mod avx512;
 pub(crate) mod batch;
 mod groups;
 mod kernel;
+#[cfg(target_arch = "aarch64")]
+mod neon;
 mod portable;
+#[cfg(target_arch = "x86_64")]
+mod sse41;
 mod tree;
 
 use std::fmt;
 use std::str::FromStr;
+use std::sync::OnceLock;
 
 use crate::consts::CHUNK_LEN;
 use crate::error::{Error, ErrorKind};
-use kernel::{GroupParams, LaneGroup};
+use kernel::{GroupParams, LaneGroup, MAX_LANES};
+
+/// The environment variable that forces a CPU backend by name.
+pub const CPU_BACKEND_ENV: &str = "B3BATCH_CPU";
 
 /// A CPU instruction set the lane kernel is instantiated for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum CpuBackend {
-    /// Plain Rust arrays; runs everywhere.
+    /// AVX-512F, 16 lanes (x86-64).
+    Avx512,
+    /// AVX2, 8 lanes (x86-64).
+    Avx2,
+    /// SSE4.1, 4 lanes (x86-64).
+    Sse41,
+    /// NEON, 4 lanes (aarch64).
+    Neon,
+    /// Plain Rust arrays, 16 lanes; runs everywhere.
     Portable,
 }
 
 impl CpuBackend {
-    /// Every backend, widest first.
-    pub const ALL: &'static [CpuBackend] = &[CpuBackend::Portable];
+    /// Every backend, best first.
+    pub const ALL: &'static [CpuBackend] = &[
+        CpuBackend::Avx512,
+        CpuBackend::Avx2,
+        CpuBackend::Sse41,
+        CpuBackend::Neon,
+        CpuBackend::Portable,
+    ];
 
-    /// The best backend this CPU supports.
+    /// The best backend this CPU supports (detected once, then cached).
     pub fn detect() -> CpuBackend {
-        CpuBackend::supported()[0]
+        static DETECTED: OnceLock<CpuBackend> = OnceLock::new();
+        *DETECTED.get_or_init(|| {
+            CpuBackend::ALL
+                .iter()
+                .copied()
+                .find(|backend| backend.is_supported())
+                .unwrap_or(CpuBackend::Portable)
+        })
     }
 
     /// Whether this CPU can run the backend.
     pub fn is_supported(self) -> bool {
         match self {
+            #[cfg(target_arch = "x86_64")]
+            CpuBackend::Avx512 => {
+                std::arch::is_x86_feature_detected!("avx512f") && CpuBackend::Avx2.is_supported()
+            }
+            #[cfg(target_arch = "x86_64")]
+            CpuBackend::Avx2 => {
+                std::arch::is_x86_feature_detected!("avx2") && CpuBackend::Sse41.is_supported()
+            }
+            #[cfg(target_arch = "x86_64")]
+            CpuBackend::Sse41 => {
+                std::arch::is_x86_feature_detected!("sse4.1")
+                    && std::arch::is_x86_feature_detected!("ssse3")
+            }
+            #[cfg(target_arch = "aarch64")]
+            CpuBackend::Neon => cfg!(target_feature = "neon"),
             CpuBackend::Portable => true,
+            #[allow(unreachable_patterns)] // which arms remain depends on the target
+            _ => false,
         }
     }
 
@@ -48,9 +98,13 @@ impl CpuBackend {
             .collect()
     }
 
-    /// The backend's name as `B3BATCH_CPU` and `--cpu` spell it.
+    /// The backend's name as `B3BATCH_CPU` spells it.
     pub fn name(self) -> &'static str {
         match self {
+            CpuBackend::Avx512 => "avx512",
+            CpuBackend::Avx2 => "avx2",
+            CpuBackend::Sse41 => "sse41",
+            CpuBackend::Neon => "neon",
             CpuBackend::Portable => "portable",
         }
     }
@@ -60,28 +114,48 @@ impl CpuBackend {
         self.widths()[0]
     }
 
-    /// Blobs longer than one chunk and at most this long go through the lanes
-    /// as chunks and parent nodes; longer ones go to `blake3`, whose own SIMD
-    /// hashes one big input's chunks side by side.
-    ///
-    /// Measured (`b3batch bench`, one thread, 4096-byte blobs): the portable
-    /// lanes reach 0.36 GB/s where a `blake3::hash` loop reaches 2.5 GB/s, so
-    /// the portable backend hands every multi-chunk blob to `blake3`.
-    pub(crate) fn lane_tree_max(self) -> usize {
+    /// Lane counts of the kernel instances this backend runs, widest first,
+    /// ending with 1: a bucket's tail falls through them.
+    fn widths(self) -> &'static [usize] {
         match self {
-            CpuBackend::Portable => CHUNK_LEN,
+            CpuBackend::Avx512 | CpuBackend::Portable => &[16, 8, 4, 1],
+            CpuBackend::Avx2 => &[8, 4, 1],
+            CpuBackend::Sse41 | CpuBackend::Neon => &[4, 1],
         }
     }
 
-    /// This backend, or an error if this CPU lacks it.
-    pub(crate) fn check_supported(self) -> Result<CpuBackend, Error> {
-        if self.is_supported() {
-            Ok(self)
+    /// The backend named by `B3BATCH_CPU`, if set: an error if it names no
+    /// backend or one this CPU lacks.
+    pub fn from_env() -> Option<Result<CpuBackend, Error>> {
+        let name = std::env::var(CPU_BACKEND_ENV).ok()?;
+        Some(name.parse::<CpuBackend>().and_then(|backend| {
+            Kernel::new(backend).map(|_| backend).map_err(|mut error| {
+                if let ErrorKind::BackendUnavailable { reason, .. } = &mut error.kind {
+                    reason.push_str(&format!(" (asked for by {CPU_BACKEND_ENV}={name})"));
+                }
+                error
+            })
+        }))
+    }
+}
+
+/// A CPU backend checked to run on this machine: the only way to reach the
+/// ISA entry points, so their safety contract holds wherever one exists.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Kernel {
+    backend: CpuBackend,
+}
+
+impl Kernel {
+    /// The kernel for `backend`, or an error naming the ones this CPU has.
+    pub(crate) fn new(backend: CpuBackend) -> Result<Kernel, Error> {
+        if backend.is_supported() {
+            Ok(Kernel { backend })
         } else {
             Err(ErrorKind::BackendUnavailable {
-                backend: self.name().to_owned(),
+                backend: backend.name().to_owned(),
                 reason: format!(
-                    "this CPU lacks the instructions; choose one of {}",
+                    "this CPU lacks its instructions; choose one of {}",
                     names(&CpuBackend::supported())
                 ),
             }
@@ -89,10 +163,31 @@ impl CpuBackend {
         }
     }
 
-    /// Lane counts of the kernel instances, widest first, ending with 1.
+    /// The best kernel for this CPU.
+    pub(crate) fn detect() -> Kernel {
+        Kernel {
+            backend: CpuBackend::detect(),
+        }
+    }
+
+    /// The backend behind this kernel.
+    pub(crate) fn backend(self) -> CpuBackend {
+        self.backend
+    }
+
+    /// Lane counts of the instances, widest first, ending with 1.
     pub(crate) fn widths(self) -> &'static [usize] {
-        match self {
-            CpuBackend::Portable => portable::WIDTHS,
+        self.backend.widths()
+    }
+
+    /// Blobs longer than one chunk and at most this long go through the lanes
+    /// as chunks and parent nodes; longer ones go to `blake3`, whose own SIMD
+    /// hashes one big input's chunks side by side. Figures behind each choice
+    /// are in `README.md` ("Large blobs").
+    pub(crate) fn lane_tree_max(self) -> usize {
+        match self.backend {
+            CpuBackend::Portable => CHUNK_LEN,
+            _ => 64 * 1024,
         }
     }
 
@@ -102,10 +197,27 @@ impl CpuBackend {
         width: usize,
         params: &GroupParams,
         group: &LaneGroup,
-        out: &mut [[u8; 32]],
+        out: &mut [[u8; 32]; MAX_LANES],
     ) {
-        match self {
-            CpuBackend::Portable => portable::hash_group(width, params, group, out),
+        match (self.backend, width) {
+            // SAFETY (all three): a `Kernel` exists only for a supported
+            // backend, and AVX-512 support includes AVX2 and SSE4.1 (see
+            // `is_supported`), AVX2 support includes SSE4.1.
+            #[cfg(target_arch = "x86_64")]
+            (CpuBackend::Avx512, 16) => unsafe { avx512::hash_group(params, group, out) },
+            #[cfg(target_arch = "x86_64")]
+            (CpuBackend::Avx512 | CpuBackend::Avx2, 8) => unsafe {
+                avx2::hash_group(params, group, out)
+            },
+            #[cfg(target_arch = "x86_64")]
+            (CpuBackend::Avx512 | CpuBackend::Avx2 | CpuBackend::Sse41, 4) => unsafe {
+                sse41::hash_group(params, group, out)
+            },
+            // SAFETY: a `Kernel` exists only for a supported backend.
+            #[cfg(target_arch = "aarch64")]
+            (CpuBackend::Neon, 4) => unsafe { neon::hash_group(params, group, out) },
+            // Single lanes, and the portable backend's own widths.
+            _ => portable::hash_group(width, params, group, out),
         }
     }
 }
@@ -181,9 +293,10 @@ mod tests {
             200 * 1024,
         ];
         for backend in CpuBackend::supported() {
+            let kernel = Kernel::new(backend).unwrap();
             for len in lengths {
                 let words = Mode::Hash.words(|_| unreachable!());
-                let got = hash_one(backend, words, &data[..len]);
+                let got = hash_one(kernel, words, &data[..len]);
                 assert_eq!(
                     got,
                     *blake3::hash(&data[..len]).as_bytes(),

@@ -2,7 +2,7 @@
 //! for whatever baseline the target has. The fallback on every CPU and the
 //! reference the ISA backends are tested against.
 
-use super::kernel::{hash_lanes, GroupParams, LaneGroup, Lanes};
+use super::kernel::{hash_lanes, GroupParams, LaneGroup, Lanes, MAX_LANES};
 use crate::consts::BLOCK_LEN;
 
 /// `N` lanes held in an array.
@@ -38,7 +38,7 @@ impl<const N: usize> Lanes for Portable<N> {
     }
 
     #[inline(always)]
-    fn load(values: &[u32]) -> Self {
+    fn load(values: &[u32; MAX_LANES]) -> Self {
         Portable(core::array::from_fn(|i| values[i]))
     }
 
@@ -73,7 +73,7 @@ impl<const N: usize> Lanes for Portable<N> {
     }
 
     #[inline(always)]
-    fn load_transposed(blocks: &[&[u8; BLOCK_LEN]]) -> [Self; 16] {
+    fn load_transposed(blocks: &[&[u8; BLOCK_LEN]; MAX_LANES]) -> [Self; 16] {
         core::array::from_fn(|word| {
             Portable(core::array::from_fn(|lane| {
                 let b = &blocks[lane][4 * word..4 * word + 4];
@@ -83,7 +83,7 @@ impl<const N: usize> Lanes for Portable<N> {
     }
 
     #[inline(always)]
-    fn store_transposed(words: &[Self; 8], out: &mut [[u8; 32]]) {
+    fn store_transposed(words: &[Self; 8], out: &mut [[u8; 32]; MAX_LANES]) {
         for (lane, digest) in out.iter_mut().take(N).enumerate() {
             for (word, bytes) in digest.chunks_exact_mut(4).enumerate() {
                 bytes.copy_from_slice(&words[word].0[lane].to_le_bytes());
@@ -92,22 +92,19 @@ impl<const N: usize> Lanes for Portable<N> {
     }
 }
 
-/// Lane widths of the portable backend, widest first.
-pub(crate) const WIDTHS: &[usize] = &[16, 8, 4, 1];
-
-/// Hashes the first `width` lanes of `group` (one of [`WIDTHS`]).
+/// Hashes the first `width` lanes of `group`, for `width` in 16, 8, 4, 1.
 pub(crate) fn hash_group(
     width: usize,
     params: &GroupParams,
     group: &LaneGroup,
-    out: &mut [[u8; 32]],
+    out: &mut [[u8; 32]; MAX_LANES],
 ) {
     match width {
         16 => hash_lanes::<Portable<16>>(params, group, out),
         8 => hash_lanes::<Portable<8>>(params, group, out),
         4 => hash_lanes::<Portable<4>>(params, group, out),
         _ => {
-            debug_assert_eq!(width, 1, "portable widths are {WIDTHS:?}");
+            debug_assert_eq!(width, 1, "portable widths are 16, 8, 4, 1");
             hash_lanes::<Portable<1>>(params, group, out)
         }
     }

@@ -9,7 +9,7 @@
 
 use super::groups::{run_jobs, Job};
 use super::kernel::GroupParams;
-use super::CpuBackend;
+use super::Kernel;
 use crate::consts::{CHUNK_END, CHUNK_LEN, CHUNK_START, PARENT, ROOT};
 
 /// A blob of more than one chunk and where its digest goes.
@@ -34,7 +34,7 @@ struct Level {
 /// Hashes every blob in `blobs` (each longer than one chunk) with key `key`
 /// and mode flags `flags`, writing each digest to `out[blob.dest]`.
 pub(crate) fn hash_trees(
-    backend: CpuBackend,
+    kernel: Kernel,
     key: [u32; 8],
     flags: u32,
     blobs: &[TreeBlob],
@@ -68,7 +68,7 @@ pub(crate) fn hash_trees(
         flags,
         first_flags: CHUNK_START,
     };
-    run_jobs(backend, &chunk_params, &jobs, &mut sorted, &mut nodes);
+    run_jobs(kernel, &chunk_params, &jobs, &mut sorted, &mut nodes);
 
     let parent_params = GroupParams {
         key,
@@ -106,7 +106,7 @@ pub(crate) fn hash_trees(
         }
         // Parents all take one block, so they are never reordered: no scratch.
         run_jobs(
-            backend,
+            kernel,
             &parent_params,
             &parent_jobs,
             &mut Vec::new(),

@@ -1,0 +1,187 @@
+//! AVX2 lanes: 8 blobs per `__m256i`; rotations by 16 and 8 are byte
+//! shuffles, by 12 and 7 shift pairs.
+//!
+//! [`Avx2`] is private to this module and only used inside [`hash_group`],
+//! whose `#[target_feature]` and safety contract guarantee AVX2; that is why
+//! the intrinsic calls in the trait methods below are sound.
+
+use core::arch::x86_64::*;
+
+use super::kernel::{hash_lanes, GroupParams, LaneGroup, Lanes, MAX_LANES};
+use crate::consts::BLOCK_LEN;
+
+#[derive(Clone, Copy)]
+struct Avx2(__m256i);
+
+impl Avx2 {
+    #[inline(always)]
+    fn shuffle_bytes(self, r0: i8, r1: i8, r2: i8, r3: i8) -> Self {
+        // SAFETY: AVX2 is enabled wherever this type is used (module docs).
+        unsafe {
+            let mask = _mm256_setr_epi8(
+                r0,
+                r1,
+                r2,
+                r3,
+                r0 + 4,
+                r1 + 4,
+                r2 + 4,
+                r3 + 4,
+                r0 + 8,
+                r1 + 8,
+                r2 + 8,
+                r3 + 8,
+                r0 + 12,
+                r1 + 12,
+                r2 + 12,
+                r3 + 12,
+                r0,
+                r1,
+                r2,
+                r3,
+                r0 + 4,
+                r1 + 4,
+                r2 + 4,
+                r3 + 4,
+                r0 + 8,
+                r1 + 8,
+                r2 + 8,
+                r3 + 8,
+                r0 + 12,
+                r1 + 12,
+                r2 + 12,
+                r3 + 12,
+            );
+            Avx2(_mm256_shuffle_epi8(self.0, mask))
+        }
+    }
+}
+
+impl Lanes for Avx2 {
+    const WIDTH: usize = 8;
+
+    #[inline(always)]
+    fn splat(value: u32) -> Self {
+        // SAFETY: AVX2 as above.
+        Avx2(unsafe { _mm256_set1_epi32(value as i32) })
+    }
+
+    #[inline(always)]
+    fn load(values: &[u32; MAX_LANES]) -> Self {
+        // SAFETY: AVX2 as above; `values` has at least 8 readable u32s, and
+        // the load is unaligned.
+        Avx2(unsafe { _mm256_loadu_si256(values.as_ptr().cast()) })
+    }
+
+    #[inline(always)]
+    fn add(self, rhs: Self) -> Self {
+        // SAFETY: AVX2 as above.
+        Avx2(unsafe { _mm256_add_epi32(self.0, rhs.0) })
+    }
+
+    #[inline(always)]
+    fn xor(self, rhs: Self) -> Self {
+        // SAFETY: AVX2 as above.
+        Avx2(unsafe { _mm256_xor_si256(self.0, rhs.0) })
+    }
+
+    #[inline(always)]
+    fn rotr16(self) -> Self {
+        self.shuffle_bytes(2, 3, 0, 1)
+    }
+
+    #[inline(always)]
+    fn rotr12(self) -> Self {
+        // SAFETY: AVX2 as above.
+        Avx2(unsafe {
+            _mm256_or_si256(
+                _mm256_srli_epi32::<12>(self.0),
+                _mm256_slli_epi32::<20>(self.0),
+            )
+        })
+    }
+
+    #[inline(always)]
+    fn rotr8(self) -> Self {
+        self.shuffle_bytes(1, 2, 3, 0)
+    }
+
+    #[inline(always)]
+    fn rotr7(self) -> Self {
+        // SAFETY: AVX2 as above.
+        Avx2(unsafe {
+            _mm256_or_si256(
+                _mm256_srli_epi32::<7>(self.0),
+                _mm256_slli_epi32::<25>(self.0),
+            )
+        })
+    }
+
+    #[inline(always)]
+    fn load_transposed(blocks: &[&[u8; BLOCK_LEN]; MAX_LANES]) -> [Self; 16] {
+        // SAFETY: AVX2 as above; each block is a reference to 64 readable
+        // bytes, read as two unaligned 32-byte loads.
+        unsafe {
+            let low: [__m256i; 8] =
+                core::array::from_fn(|lane| _mm256_loadu_si256(blocks[lane].as_ptr().cast()));
+            let high: [__m256i; 8] = core::array::from_fn(|lane| {
+                _mm256_loadu_si256(blocks[lane].as_ptr().add(32).cast())
+            });
+            let low = transpose8(low);
+            let high = transpose8(high);
+            core::array::from_fn(|word| Avx2(if word < 8 { low[word] } else { high[word - 8] }))
+        }
+    }
+
+    #[inline(always)]
+    fn store_transposed(words: &[Self; 8], out: &mut [[u8; 32]; MAX_LANES]) {
+        // SAFETY: AVX2 as above; `out[lane]` is 32 writable bytes for each
+        // of the 8 lanes, written unaligned.
+        unsafe {
+            let rows = transpose8(words.map(|word| word.0));
+            for (digest, row) in out.iter_mut().zip(rows) {
+                _mm256_storeu_si256(digest.as_mut_ptr().cast(), row);
+            }
+        }
+    }
+}
+
+/// Transposes an 8 × 8 matrix of u32 held as 8 row vectors.
+#[inline(always)]
+unsafe fn transpose8(r: [__m256i; 8]) -> [__m256i; 8] {
+    // Within each 128-bit half: `quad[g][k]` holds word k (low half) and
+    // word 4+k (high half) of rows 4g..4g+4.
+    let mut quad = [[_mm256_setzero_si256(); 4]; 2];
+    for g in 0..2 {
+        let [a, b, c, d] = [r[4 * g], r[4 * g + 1], r[4 * g + 2], r[4 * g + 3]];
+        let ab_lo = _mm256_unpacklo_epi32(a, b);
+        let ab_hi = _mm256_unpackhi_epi32(a, b);
+        let cd_lo = _mm256_unpacklo_epi32(c, d);
+        let cd_hi = _mm256_unpackhi_epi32(c, d);
+        quad[g] = [
+            _mm256_unpacklo_epi64(ab_lo, cd_lo),
+            _mm256_unpackhi_epi64(ab_lo, cd_lo),
+            _mm256_unpacklo_epi64(ab_hi, cd_hi),
+            _mm256_unpackhi_epi64(ab_hi, cd_hi),
+        ];
+    }
+    let mut out = [_mm256_setzero_si256(); 8];
+    for k in 0..4 {
+        out[k] = _mm256_permute2x128_si256::<0x20>(quad[0][k], quad[1][k]);
+        out[4 + k] = _mm256_permute2x128_si256::<0x31>(quad[0][k], quad[1][k]);
+    }
+    out
+}
+
+/// Hashes the first 8 lanes of `group`.
+///
+/// # Safety
+/// The CPU must support AVX2.
+#[target_feature(enable = "avx2")]
+pub(super) unsafe fn hash_group(
+    params: &GroupParams,
+    group: &LaneGroup,
+    out: &mut [[u8; 32]; MAX_LANES],
+) {
+    hash_lanes::<Avx2>(params, group, out);
+}

@@ -1,0 +1,175 @@
+//! AVX-512 lanes: 16 blobs per `__m512i`, with native rotates.
+//!
+//! [`Avx512`] is private to this module and only used inside [`hash_group`],
+//! whose `#[target_feature]` and safety contract guarantee AVX-512F; that is
+//! why the intrinsic calls in the trait methods below are sound.
+
+use core::arch::x86_64::*;
+
+use super::kernel::{hash_lanes, GroupParams, LaneGroup, Lanes, MAX_LANES};
+use crate::consts::BLOCK_LEN;
+
+#[derive(Clone, Copy)]
+struct Avx512(__m512i);
+
+impl Lanes for Avx512 {
+    const WIDTH: usize = 16;
+
+    #[inline(always)]
+    fn splat(value: u32) -> Self {
+        // SAFETY: AVX-512F is enabled wherever this type is used (module docs).
+        Avx512(unsafe { _mm512_set1_epi32(value as i32) })
+    }
+
+    #[inline(always)]
+    fn load(values: &[u32; MAX_LANES]) -> Self {
+        // SAFETY: AVX-512F as above; `values` is 16 readable u32s (64 bytes),
+        // and the load is unaligned.
+        Avx512(unsafe { _mm512_loadu_si512(values.as_ptr().cast()) })
+    }
+
+    #[inline(always)]
+    fn add(self, rhs: Self) -> Self {
+        // SAFETY: AVX-512F as above.
+        Avx512(unsafe { _mm512_add_epi32(self.0, rhs.0) })
+    }
+
+    #[inline(always)]
+    fn xor(self, rhs: Self) -> Self {
+        // SAFETY: AVX-512F as above.
+        Avx512(unsafe { _mm512_xor_si512(self.0, rhs.0) })
+    }
+
+    #[inline(always)]
+    fn rotr16(self) -> Self {
+        // SAFETY: AVX-512F as above.
+        Avx512(unsafe { _mm512_ror_epi32::<16>(self.0) })
+    }
+
+    #[inline(always)]
+    fn rotr12(self) -> Self {
+        // SAFETY: AVX-512F as above.
+        Avx512(unsafe { _mm512_ror_epi32::<12>(self.0) })
+    }
+
+    #[inline(always)]
+    fn rotr8(self) -> Self {
+        // SAFETY: AVX-512F as above.
+        Avx512(unsafe { _mm512_ror_epi32::<8>(self.0) })
+    }
+
+    #[inline(always)]
+    fn rotr7(self) -> Self {
+        // SAFETY: AVX-512F as above.
+        Avx512(unsafe { _mm512_ror_epi32::<7>(self.0) })
+    }
+
+    #[inline(always)]
+    fn load_transposed(blocks: &[&[u8; BLOCK_LEN]; MAX_LANES]) -> [Self; 16] {
+        // SAFETY: AVX-512F as above; each block is a reference to 64
+        // readable bytes, loaded unaligned.
+        unsafe {
+            let rows: [__m512i; 16] =
+                core::array::from_fn(|lane| _mm512_loadu_si512(blocks[lane].as_ptr().cast()));
+            transpose16(rows).map(Avx512)
+        }
+    }
+
+    #[inline(always)]
+    fn store_transposed(words: &[Self; 8], out: &mut [[u8; 32]; MAX_LANES]) {
+        // SAFETY: AVX-512F as above; `out` is 16 × 32 = 512 contiguous
+        // writable bytes, written as 8 unaligned 64-byte stores.
+        unsafe {
+            let rows = transpose_out(words.map(|word| word.0));
+            let base = out.as_mut_ptr().cast::<u8>();
+            for (pair, row) in rows.iter().enumerate() {
+                _mm512_storeu_si512(base.add(64 * pair).cast(), *row);
+            }
+        }
+    }
+}
+
+/// Transposes a 16 × 16 matrix of u32: row `r` word `w` → vector `w` lane `r`.
+#[inline(always)]
+unsafe fn transpose16(r: [__m512i; 16]) -> [__m512i; 16] {
+    // Interleave words, then word pairs, within 128-bit blocks: afterwards
+    // `quad[g][k]`'s 128-bit block `j` holds word 4j+k of rows 4g..4g+4.
+    let mut quad = [[_mm512_setzero_si512(); 4]; 4];
+    for g in 0..4 {
+        let [a, b, c, d] = [r[4 * g], r[4 * g + 1], r[4 * g + 2], r[4 * g + 3]];
+        let ab_lo = _mm512_unpacklo_epi32(a, b);
+        let ab_hi = _mm512_unpackhi_epi32(a, b);
+        let cd_lo = _mm512_unpacklo_epi32(c, d);
+        let cd_hi = _mm512_unpackhi_epi32(c, d);
+        quad[g] = [
+            _mm512_unpacklo_epi64(ab_lo, cd_lo),
+            _mm512_unpackhi_epi64(ab_lo, cd_lo),
+            _mm512_unpacklo_epi64(ab_hi, cd_hi),
+            _mm512_unpackhi_epi64(ab_hi, cd_hi),
+        ];
+    }
+    // Gather 128-bit block j of the four row groups into output word 4j+k.
+    let mut out = [_mm512_setzero_si512(); 16];
+    for k in 0..4 {
+        let g01_lo = _mm512_shuffle_i32x4::<0b01_00_01_00>(quad[0][k], quad[1][k]);
+        let g01_hi = _mm512_shuffle_i32x4::<0b11_10_11_10>(quad[0][k], quad[1][k]);
+        let g23_lo = _mm512_shuffle_i32x4::<0b01_00_01_00>(quad[2][k], quad[3][k]);
+        let g23_hi = _mm512_shuffle_i32x4::<0b11_10_11_10>(quad[2][k], quad[3][k]);
+        out[k] = _mm512_shuffle_i32x4::<0b10_00_10_00>(g01_lo, g23_lo);
+        out[4 + k] = _mm512_shuffle_i32x4::<0b11_01_11_01>(g01_lo, g23_lo);
+        out[8 + k] = _mm512_shuffle_i32x4::<0b10_00_10_00>(g01_hi, g23_hi);
+        out[12 + k] = _mm512_shuffle_i32x4::<0b11_01_11_01>(g01_hi, g23_hi);
+    }
+    out
+}
+
+/// Turns 8 word vectors of 16 lanes into 8 vectors each holding two lanes'
+/// 8 words back to back (lanes 2m and 2m+1 in output `m`).
+#[inline(always)]
+unsafe fn transpose_out(v: [__m512i; 8]) -> [__m512i; 8] {
+    // After interleaving, `words[h][l]`'s 128-bit block `j` holds words
+    // 4h..4h+4 of lane l + 4j.
+    let mut words = [[_mm512_setzero_si512(); 4]; 2];
+    for h in 0..2 {
+        let [a, b, c, d] = [v[4 * h], v[4 * h + 1], v[4 * h + 2], v[4 * h + 3]];
+        let ab_lo = _mm512_unpacklo_epi32(a, b);
+        let ab_hi = _mm512_unpackhi_epi32(a, b);
+        let cd_lo = _mm512_unpacklo_epi32(c, d);
+        let cd_hi = _mm512_unpackhi_epi32(c, d);
+        words[h] = [
+            _mm512_unpacklo_epi64(ab_lo, cd_lo),
+            _mm512_unpackhi_epi64(ab_lo, cd_lo),
+            _mm512_unpacklo_epi64(ab_hi, cd_hi),
+            _mm512_unpackhi_epi64(ab_hi, cd_hi),
+        ];
+    }
+    // Per lane residue l, put each lane's low and high word halves side by
+    // side: `lo[l]` = [l, l+4] as (low, high) pairs, `hi[l]` = [l+8, l+12].
+    let lo: [__m512i; 4] =
+        core::array::from_fn(|l| _mm512_shuffle_i32x4::<0b01_00_01_00>(words[0][l], words[1][l]));
+    let hi: [__m512i; 4] =
+        core::array::from_fn(|l| _mm512_shuffle_i32x4::<0b11_10_11_10>(words[0][l], words[1][l]));
+    [
+        _mm512_shuffle_i32x4::<0b10_00_10_00>(lo[0], lo[1]), // lanes 0, 1
+        _mm512_shuffle_i32x4::<0b10_00_10_00>(lo[2], lo[3]), // lanes 2, 3
+        _mm512_shuffle_i32x4::<0b11_01_11_01>(lo[0], lo[1]), // lanes 4, 5
+        _mm512_shuffle_i32x4::<0b11_01_11_01>(lo[2], lo[3]), // lanes 6, 7
+        _mm512_shuffle_i32x4::<0b10_00_10_00>(hi[0], hi[1]), // lanes 8, 9
+        _mm512_shuffle_i32x4::<0b10_00_10_00>(hi[2], hi[3]), // lanes 10, 11
+        _mm512_shuffle_i32x4::<0b11_01_11_01>(hi[0], hi[1]), // lanes 12, 13
+        _mm512_shuffle_i32x4::<0b11_01_11_01>(hi[2], hi[3]), // lanes 14, 15
+    ]
+}
+
+/// Hashes all 16 lanes of `group`.
+///
+/// # Safety
+/// The CPU must support AVX-512F.
+#[target_feature(enable = "avx512f")]
+pub(super) unsafe fn hash_group(
+    params: &GroupParams,
+    group: &LaneGroup,
+    out: &mut [[u8; 32]; MAX_LANES],
+) {
+    hash_lanes::<Avx512>(params, group, out);
+}
