@@ -6,6 +6,7 @@
 //! falling through to narrower widths for its tail.
 
 use super::kernel::{GroupParams, LaneGroup, MAX_LANES};
+use super::prefetch::prefetch;
 use super::Kernel;
 use crate::consts::{blocks_in_chunk, BLOCKS_PER_CHUNK};
 
@@ -43,14 +44,13 @@ pub(crate) fn run_jobs<'a>(
     }
     // Equal-length batches (the common case) need no reordering at all.
     if counts.contains(&jobs.len()) {
-        run_bucket(kernel, params, jobs, dests);
+        run_sorted(kernel, params, jobs, dests);
         return;
     }
-    let mut starts = [0usize; BLOCKS_PER_CHUNK + 2];
-    for blocks in 1..=BLOCKS_PER_CHUNK {
-        starts[blocks + 1] = starts[blocks] + counts[blocks];
+    let mut cursor = [0usize; BLOCKS_PER_CHUNK + 1];
+    for blocks in 1..BLOCKS_PER_CHUNK {
+        cursor[blocks + 1] = cursor[blocks] + counts[blocks];
     }
-    let mut cursor = starts;
     sorted.clear();
     sorted.resize(jobs.len(), jobs[0]);
     for job in jobs {
@@ -58,31 +58,56 @@ pub(crate) fn run_jobs<'a>(
         sorted[cursor[blocks]] = *job;
         cursor[blocks] += 1;
     }
-    for blocks in 1..=BLOCKS_PER_CHUNK {
-        let bucket = &sorted[starts[blocks]..starts[blocks + 1]];
-        run_bucket(kernel, params, bucket, dests);
+    run_sorted(kernel, params, sorted, dests);
+}
+
+/// Hashes jobs sorted by block count, in groups of the widest lane count.
+///
+/// A group that straddles two block counts runs for its longest lane (the
+/// kernel takes each lane's output after its own last block), which costs
+/// far less than cutting every block count's tail into narrow groups. The
+/// last, partial group takes the narrowest width that holds it, with unused
+/// lanes left empty.
+fn run_sorted(kernel: Kernel, params: &GroupParams, jobs: &[Job], dests: &mut [[u8; 32]]) {
+    let widths = kernel.widths();
+    let widest = widths[0];
+    let mut outputs = [[0u8; 32]; MAX_LANES];
+    let mut groups = jobs.chunks(widest).peekable();
+    while let Some(lanes) = groups.next() {
+        if let Some(next) = groups.peek() {
+            prefetch_inputs(next);
+        }
+        let width = widths
+            .iter()
+            .copied()
+            .filter(|&width| width >= lanes.len())
+            .min()
+            .unwrap_or(widest);
+        let mut group = LaneGroup::default();
+        for (lane, job) in lanes.iter().enumerate() {
+            group.inputs[lane] = job.data;
+            group.counters[lane] = job.counter;
+            group.last_flags[lane] = job.last_flags;
+        }
+        kernel.hash_group(width, params, &group, &mut outputs);
+        for (job, output) in lanes.iter().zip(&outputs) {
+            dests[job.dest] = *output;
+        }
     }
 }
 
-/// Hashes jobs that all have the same block count.
-fn run_bucket(kernel: Kernel, params: &GroupParams, jobs: &[Job], dests: &mut [[u8; 32]]) {
-    let mut rest = jobs;
-    let mut outputs = [[0u8; 32]; MAX_LANES];
-    for &width in kernel.widths() {
-        while rest.len() >= width {
-            let (lanes, tail) = rest.split_at(width);
-            let mut group = LaneGroup::default();
-            for (lane, job) in lanes.iter().enumerate() {
-                group.inputs[lane] = job.data;
-                group.counters[lane] = job.counter;
-                group.last_flags[lane] = job.last_flags;
-            }
-            kernel.hash_group(width, params, &group, &mut outputs);
-            for (job, output) in lanes.iter().zip(&outputs) {
-                dests[job.dest] = *output;
-            }
-            rest = tail;
+/// Blocks of each blob fetched ahead of its group; the kernel fetches the
+/// rest, the same distance ahead of the block it compresses.
+pub(crate) const PREFETCH_BLOCKS: usize = 4;
+
+/// Asks the CPU to start loading the next group's input while the current
+/// one compresses: lanes read from many places at once, which the hardware
+/// prefetchers do not follow on their own.
+#[inline(always)]
+fn prefetch_inputs(jobs: &[Job]) {
+    for job in jobs {
+        for line in job.data.chunks(64).take(PREFETCH_BLOCKS) {
+            prefetch(line);
         }
     }
-    debug_assert!(rest.is_empty(), "every backend has a one-lane width");
 }

@@ -6,6 +6,8 @@
 //! trait, and instantiates [`hash_lanes`] from a thin entry point compiled
 //! with its target features.
 
+use super::groups::PREFETCH_BLOCKS;
+use super::prefetch::prefetch;
 use crate::consts::{blocks_in_chunk, BLOCK_LEN, IV, MSG_SCHEDULE};
 
 /// The largest lane count of any backend; sizes the fixed scratch arrays.
@@ -214,10 +216,13 @@ pub(crate) fn compress<V: Lanes>(
 /// Hashes the first `V::WIDTH` lanes of `group` and writes each lane's output
 /// chaining value to `out[lane]`.
 ///
-/// Every lane must hold the same number of blocks (`blocks_in_chunk` of its
-/// length, lengths at most 1024): lanes run in step and only the last block's
-/// length differs per lane. Full blocks are read in place; only a partial
-/// last block is copied into zero-padded scratch.
+/// Lanes run in step, one block of every lane per compression. Lanes may
+/// hold different block counts (lengths at most 1024): the group runs for
+/// its longest lane, a lane's output is taken after its own last block, and
+/// a finished lane compresses a zero block whose result is ignored. Groups
+/// cut from a list sorted by block count waste few such compressions. Full
+/// blocks are read in place; only a partial last block is copied into
+/// zero-padded scratch.
 #[inline(always)]
 pub(crate) fn hash_lanes<V: Lanes>(
     params: &GroupParams,
@@ -225,79 +230,110 @@ pub(crate) fn hash_lanes<V: Lanes>(
     out: &mut [[u8; 32]; MAX_LANES],
 ) {
     let width = V::WIDTH;
-    let blocks = blocks_in_chunk(group.inputs[0].len());
-    debug_assert!(group.inputs[..width]
-        .iter()
-        .all(|input| blocks_in_chunk(input.len()) == blocks && input.len() <= 1024));
-
-    let mut cv: [V; 8] = core::array::from_fn(|i| V::splat(params.key[i]));
+    let mut last_block = [0usize; MAX_LANES];
+    let mut scratch = [[0u8; BLOCK_LEN]; MAX_LANES];
+    let mut tail_len = [0u32; MAX_LANES];
     let mut low = [0u32; MAX_LANES];
     let mut high = [0u32; MAX_LANES];
     for lane in 0..width {
+        let input = group.inputs[lane];
+        debug_assert!(input.len() <= 1024);
+        let last = blocks_in_chunk(input.len()) - 1;
+        let tail = &input[last * BLOCK_LEN..];
+        last_block[lane] = last;
+        tail_len[lane] = tail.len() as u32;
+        if tail.len() < BLOCK_LEN {
+            scratch[lane][..tail.len()].copy_from_slice(tail);
+        }
         low[lane] = group.counters[lane] as u32;
         high[lane] = (group.counters[lane] >> 32) as u32;
     }
+    let first_last = last_block[..width].iter().copied().min().unwrap_or(0);
+    let final_last = last_block[..width].iter().copied().max().unwrap_or(0);
+
+    let mut cv: [V; 8] = core::array::from_fn(|i| V::splat(params.key[i]));
     let counter_low = V::load(&low);
     let counter_high = V::load(&high);
-
     let full_len = V::splat(BLOCK_LEN as u32);
-    let middle_flags = V::splat(params.flags);
-    for block in 0..blocks - 1 {
+    let mut finished = [[0u8; 32]; MAX_LANES];
+
+    // Blocks before any lane's last: full blocks everywhere, same flags.
+    for block in 0..first_last {
         let start = block * BLOCK_LEN;
         let refs: [&[u8; BLOCK_LEN]; MAX_LANES] = core::array::from_fn(|lane| {
             if lane < width {
-                first_block(&group.inputs[lane][start..])
+                full_block(&group.inputs[lane][start..])
             } else {
                 &ZERO_BLOCK
             }
         });
+        let first = if block == 0 { params.first_flags } else { 0 };
         let m = V::load_transposed(&refs);
-        let flags = if block == 0 {
-            V::splat(params.flags | params.first_flags)
-        } else {
-            middle_flags
-        };
-        compress(&mut cv, &m, counter_low, counter_high, full_len, flags);
+        let ahead = start + PREFETCH_BLOCKS * BLOCK_LEN;
+        for input in &group.inputs[..width] {
+            prefetch(input.get(ahead..).unwrap_or_default());
+        }
+        compress(
+            &mut cv,
+            &m,
+            counter_low,
+            counter_high,
+            full_len,
+            V::splat(params.flags | first),
+        );
     }
 
-    // The last block: per-lane length and flags, zero padding where short.
-    let start = (blocks - 1) * BLOCK_LEN;
-    let mut scratch = [[0u8; BLOCK_LEN]; MAX_LANES];
-    let mut lens = [0u32; MAX_LANES];
-    let mut flags = [0u32; MAX_LANES];
-    let first = if blocks == 1 { params.first_flags } else { 0 };
-    for lane in 0..width {
-        let tail = &group.inputs[lane][start..];
-        lens[lane] = tail.len() as u32;
-        flags[lane] = params.flags | first | group.last_flags[lane];
-        if tail.len() < BLOCK_LEN {
-            scratch[lane][..tail.len()].copy_from_slice(tail);
+    // From the first lane's last block on: per-lane lengths and flags.
+    for block in first_last..=final_last {
+        let mut lens = [0u32; MAX_LANES];
+        let mut flags = [0u32; MAX_LANES];
+        let first = if block == 0 { params.first_flags } else { 0 };
+        let refs: [&[u8; BLOCK_LEN]; MAX_LANES] = core::array::from_fn(|lane| {
+            if lane >= width || block > last_block[lane] {
+                &ZERO_BLOCK
+            } else if block < last_block[lane] {
+                lens[lane] = BLOCK_LEN as u32;
+                flags[lane] = params.flags | first;
+                full_block(&group.inputs[lane][block * BLOCK_LEN..])
+            } else {
+                lens[lane] = tail_len[lane];
+                flags[lane] = params.flags | first | group.last_flags[lane];
+                if tail_len[lane] as usize == BLOCK_LEN {
+                    full_block(&group.inputs[lane][block * BLOCK_LEN..])
+                } else {
+                    &scratch[lane]
+                }
+            }
+        });
+        let m = V::load_transposed(&refs);
+        compress(
+            &mut cv,
+            &m,
+            counter_low,
+            counter_high,
+            V::load(&lens),
+            V::load(&flags),
+        );
+        if first_last == final_last {
+            // Every lane ends here (the common, equal-length case).
+            V::store_transposed(&cv, out);
+            return;
+        }
+        if last_block[..width].contains(&block) {
+            V::store_transposed(&cv, &mut finished);
+            for lane in 0..width {
+                if last_block[lane] == block {
+                    out[lane] = finished[lane];
+                }
+            }
         }
     }
-    let refs: [&[u8; BLOCK_LEN]; MAX_LANES] = core::array::from_fn(|lane| {
-        let tail = &group.inputs[lane.min(width - 1)][start..];
-        if lane < width && tail.len() == BLOCK_LEN {
-            first_block(tail)
-        } else {
-            &scratch[lane]
-        }
-    });
-    let m = V::load_transposed(&refs);
-    compress(
-        &mut cv,
-        &m,
-        counter_low,
-        counter_high,
-        V::load(&lens),
-        V::load(&flags),
-    );
-    V::store_transposed(&cv, out);
 }
 
 static ZERO_BLOCK: [u8; BLOCK_LEN] = [0; BLOCK_LEN];
 
 #[inline(always)]
-fn first_block(bytes: &[u8]) -> &[u8; BLOCK_LEN] {
+fn full_block(bytes: &[u8]) -> &[u8; BLOCK_LEN] {
     bytes[..BLOCK_LEN]
         .try_into()
         .expect("a full block has 64 bytes")

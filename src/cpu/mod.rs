@@ -11,6 +11,7 @@ mod kernel;
 #[cfg(target_arch = "aarch64")]
 mod neon;
 mod portable;
+mod prefetch;
 #[cfg(target_arch = "x86_64")]
 mod sse41;
 mod tree;
