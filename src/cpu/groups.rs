@@ -72,10 +72,12 @@ fn run_sorted(kernel: Kernel, params: &GroupParams, jobs: &[Job], dests: &mut [[
     let widths = kernel.widths();
     let widest = widths[0];
     let mut outputs = [[0u8; 32]; MAX_LANES];
-    let mut groups = jobs.chunks(widest).peekable();
-    while let Some(lanes) = groups.next() {
-        if let Some(next) = groups.peek() {
-            prefetch_inputs(next);
+    for (index, lanes) in jobs.chunks(widest).enumerate() {
+        // Fetch a group ahead of use: far enough to hide DRAM latency
+        // behind the compressions of short blobs too.
+        let ahead = (index + PREFETCH_GROUPS) * widest;
+        if let Some(next) = jobs.get(ahead..) {
+            prefetch_inputs(&next[..widest.min(next.len())]);
         }
         let width = widths
             .iter()
@@ -89,6 +91,22 @@ fn run_sorted(kernel: Kernel, params: &GroupParams, jobs: &[Job], dests: &mut [[
             group.counters[lane] = job.counter;
             group.last_flags[lane] = job.last_flags;
         }
+        // A full group bound for consecutive slots (equal-length blobs in
+        // input order) is written straight into them.
+        let first = lanes[0].dest;
+        let consecutive = lanes.len() == MAX_LANES
+            && lanes
+                .iter()
+                .enumerate()
+                .all(|(lane, job)| job.dest == first + lane);
+        if let Some(direct) = consecutive
+            .then(|| dests.get_mut(first..first + MAX_LANES))
+            .flatten()
+            .and_then(|slots| <&mut [[u8; 32]; MAX_LANES]>::try_from(slots).ok())
+        {
+            kernel.hash_group(width, params, &group, direct);
+            continue;
+        }
         kernel.hash_group(width, params, &group, &mut outputs);
         for (job, output) in lanes.iter().zip(&outputs) {
             dests[job.dest] = *output;
@@ -99,6 +117,8 @@ fn run_sorted(kernel: Kernel, params: &GroupParams, jobs: &[Job], dests: &mut [[
 /// Blocks of each blob fetched ahead of its group; the kernel fetches the
 /// rest, the same distance ahead of the block it compresses.
 pub(crate) const PREFETCH_BLOCKS: usize = 4;
+/// How many groups ahead of the one being hashed its input is fetched.
+const PREFETCH_GROUPS: usize = 1;
 
 /// Asks the CPU to start loading the next group's input while the current
 /// one compresses: lanes read from many places at once, which the hardware
@@ -108,6 +128,12 @@ fn prefetch_inputs(jobs: &[Job]) {
     for job in jobs {
         for line in job.data.chunks(64).take(PREFETCH_BLOCKS) {
             prefetch(line);
+        }
+        // The kernel copies every lane's partial last block before it starts.
+        // It may straddle two cache lines: fetch its first and last byte.
+        if let Some(last) = job.data.len().checked_sub(1) {
+            prefetch(&job.data[last & !63..]);
+            prefetch(&job.data[last..]);
         }
     }
 }
