@@ -4,8 +4,8 @@
 
 use rayon::prelude::*;
 
-use super::groups::{run_jobs, Job};
-use super::kernel::{GroupParams, MAX_LANES};
+use super::groups::{hash_group_into, prefetch_input, run_jobs, Binner, Job};
+use super::kernel::{GroupParams, LaneGroup, MAX_LANES};
 use super::tree::{hash_trees, TreeBlob};
 use super::Kernel;
 use crate::blobs::BlobSource;
@@ -98,43 +98,66 @@ fn hash_span<S: BlobSource>(
     out: &mut [[u8; 32]],
     parallel: bool,
 ) {
-    let bounds = unit_bounds(source, start, out.len());
-    if !parallel || bounds.len() <= 2 {
-        for range in bounds.windows(2) {
-            hash_unit(unit, source, start + range[0], &mut out[range[0]..range[1]]);
+    let units = cut_units(source, start, out.len());
+    if !parallel || units.len() <= 1 {
+        let mut first = 0;
+        for cut in units {
+            hash_unit(
+                unit,
+                source,
+                start + first,
+                &mut out[first..cut.end],
+                cut.equal_len,
+            );
+            first = cut.end;
         }
         return;
     }
-    let mut pieces = Vec::with_capacity(bounds.len() - 1);
+    let mut pieces = Vec::with_capacity(units.len());
     let mut rest = out;
-    for range in bounds.windows(2) {
-        let (piece, tail) = rest.split_at_mut(range[1] - range[0]);
-        pieces.push((start + range[0], piece));
+    let mut first = 0;
+    for cut in units {
+        let (piece, tail) = rest.split_at_mut(cut.end - first);
+        pieces.push((start + first, piece, cut.equal_len));
         rest = tail;
+        first = cut.end;
     }
     pieces
         .into_par_iter()
-        .for_each(|(first, piece)| hash_unit(unit, source, first, piece));
+        .for_each(|(first, piece, equal_len)| hash_unit(unit, source, first, piece, equal_len));
 }
 
-/// Cuts blobs `start..start + count` into ranges of similar weight, as
-/// offsets from `start`: `bounds[k]..bounds[k + 1]`.
-fn unit_bounds<S: BlobSource>(source: &S, start: usize, count: usize) -> Vec<usize> {
-    let mut bounds = vec![0];
+/// One work unit: where it ends, and the length of its blobs if they are
+/// all equal.
+struct UnitCut {
+    /// Index one past its last blob, counted from the span's start.
+    end: usize,
+    equal_len: Option<usize>,
+}
+
+/// Cuts blobs `start..start + count` into units of similar weight.
+fn cut_units<S: BlobSource>(source: &S, start: usize, count: usize) -> Vec<UnitCut> {
+    let mut units = Vec::new();
     let mut weight = 0;
+    let mut unit_len = None;
+    let mut equal = true;
     for index in 0..count {
-        weight += source.blob(start + index).len() + BLOB_WEIGHT;
+        let len = source.blob(start + index).len();
+        equal &= *unit_len.get_or_insert(len) == len;
+        weight += len + BLOB_WEIGHT;
         // Cut only after a whole number of the widest lane groups, so a
         // unit of equal-length blobs has no partial group.
-        if weight >= UNIT_BYTES && (index + 1) % MAX_LANES == 0 {
-            bounds.push(index + 1);
+        if (weight >= UNIT_BYTES && (index + 1) % MAX_LANES == 0) || index + 1 == count {
+            units.push(UnitCut {
+                end: index + 1,
+                equal_len: unit_len.filter(|_| equal),
+            });
             weight = 0;
+            unit_len = None;
+            equal = true;
         }
     }
-    if *bounds.last().unwrap_or(&0) != count {
-        bounds.push(count);
-    }
-    bounds
+    units
 }
 
 /// What every work unit of a batch shares.
@@ -145,33 +168,91 @@ struct UnitParams<'m> {
     parallel: bool,
 }
 
-/// Hashes blobs `start..start + out.len()`.
-fn hash_unit<S: BlobSource>(unit: &UnitParams, source: &S, start: usize, out: &mut [[u8; 32]]) {
-    let mut jobs = Vec::with_capacity(out.len());
-    let mut trees = Vec::new();
-    for (dest, slot) in out.iter_mut().enumerate() {
-        let data = source.blob(start + dest);
-        if data.len() <= CHUNK_LEN {
-            jobs.push(Job {
-                data,
-                counter: 0,
-                last_flags: CHUNK_END | ROOT,
-                dest,
-            });
-        } else if data.len() <= unit.kernel.lane_tree_max() {
-            trees.push(TreeBlob { data, dest });
-        } else {
-            let parallel = unit.parallel && data.len() >= PARALLEL_BLOB_MIN;
-            *slot = unit.mode.hash_with_blake3(data, parallel);
-        }
-    }
+/// Hashes blobs `start..start + out.len()`; `equal_len` is their common
+/// length, if they have one.
+fn hash_unit<S: BlobSource>(
+    unit: &UnitParams,
+    source: &S,
+    start: usize,
+    out: &mut [[u8; 32]],
+    equal_len: Option<usize>,
+) {
     let params = GroupParams {
         key: unit.words.key,
         flags: unit.words.flags,
         first_flags: CHUNK_START,
     };
-    run_jobs(unit.kernel, &params, &jobs, &mut Vec::new(), out);
+    let mut binner = Binner::new(unit.kernel, params);
+    let mut rest = 0;
+    if equal_len.is_some_and(|len| len <= CHUNK_LEN) {
+        rest = hash_equal_groups(unit.kernel, &params, source, start, out);
+    }
+    let mut trees = Vec::new();
+    for dest in rest..out.len() {
+        let data = source.blob(start + dest);
+        if data.len() <= CHUNK_LEN {
+            let job = Job {
+                data,
+                counter: 0,
+                last_flags: CHUNK_END | ROOT,
+                dest,
+            };
+            binner.push(job, out);
+        } else if data.len() <= unit.kernel.lane_tree_max() {
+            trees.push(TreeBlob { data, dest });
+        } else {
+            let parallel = unit.parallel && data.len() >= PARALLEL_BLOB_MIN;
+            out[dest] = unit.mode.hash_with_blake3(data, parallel);
+        }
+    }
+    binner.finish(out);
     hash_trees(unit.kernel, unit.words.key, unit.words.flags, &trees, out);
+}
+
+/// Hashes whole lane groups of equal-length single-chunk blobs straight from
+/// the source in input order (no binning); returns how many blobs it did.
+fn hash_equal_groups<S: BlobSource>(
+    kernel: Kernel,
+    params: &GroupParams,
+    source: &S,
+    start: usize,
+    out: &mut [[u8; 32]],
+) -> usize {
+    let width = kernel.widths()[0];
+    let mut group = LaneGroup {
+        last_flags: [CHUNK_END | ROOT; MAX_LANES],
+        ..LaneGroup::default()
+    };
+    // The next group's inputs are looked up (and their loads started) while
+    // the current group compresses.
+    fn lookup<'s, S: BlobSource>(source: &'s S, first: usize, inputs: &mut [&'s [u8]]) {
+        for (lane, input) in inputs.iter_mut().enumerate() {
+            *input = source.blob(first + lane);
+            prefetch_input(input);
+        }
+    }
+    let groups = out.len() / width;
+    if groups > 0 {
+        lookup(source, start, &mut group.inputs[..width]);
+    }
+    for index in 0..groups {
+        let current = group;
+        if index + 1 < groups {
+            lookup(
+                source,
+                start + (index + 1) * width,
+                &mut group.inputs[..width],
+            );
+        }
+        hash_group_into(
+            kernel,
+            params,
+            width,
+            &current,
+            &mut out[index * width..(index + 1) * width],
+        );
+    }
+    groups * width
 }
 
 /// Hashes one input of any length with the given key words and flags, all on
@@ -191,7 +272,7 @@ pub(crate) fn hash_one(kernel: Kernel, words: ModeWords, data: &[u8]) -> [u8; 32
             last_flags: CHUNK_END | ROOT,
             dest: 0,
         };
-        run_jobs(kernel, &params, &[job], &mut Vec::new(), &mut out);
+        run_jobs(kernel, &params, &[job], &mut out);
     } else {
         let blob = TreeBlob { data, dest: 0 };
         hash_trees(kernel, words.key, words.flags, &[blob], &mut out);

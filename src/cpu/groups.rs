@@ -1,14 +1,18 @@
-//! Turning a list of chunk-sized jobs into lane groups.
+//! Turning a stream of chunk-sized jobs into lane groups.
 //!
-//! Jobs are sorted by block count (a counting sort over 1..=16, O(n)) so that
-//! every lane of a group runs the same number of compressions; each block
-//! count's bucket is then cut into groups of the widest lane count first,
-//! falling through to narrower widths for its tail.
+//! Jobs go into one bin per block count (1..=16), so every lane of a group
+//! runs the same number of compressions; a bin is hashed as soon as it holds
+//! a full group of the widest lane count. Hashing a blob shortly after it is
+//! seen keeps the input's cache lines warm and needs no sorted copy of the
+//! batch. At the end, the partial bins are merged in block-count order into
+//! groups whose lanes may differ in length (the kernel takes each lane's
+//! output after its own last block), and the last partial group takes the
+//! narrowest lane width that holds it.
 
 use super::kernel::{GroupParams, LaneGroup, MAX_LANES};
 use super::prefetch::prefetch;
 use super::Kernel;
-use crate::consts::{blocks_in_chunk, BLOCKS_PER_CHUNK};
+use crate::consts::{blocks_in_chunk, BLOCKS_PER_CHUNK, BLOCK_LEN};
 
 /// One piece of at most 1024 bytes to compress into one chaining value:
 /// a small blob, one chunk of a large blob, or a parent node.
@@ -24,116 +28,193 @@ pub(crate) struct Job<'a> {
     pub dest: usize,
 }
 
+/// Blocks of each blob fetched when it is binned; the kernel fetches the
+/// rest, the same distance ahead of the block it compresses.
+pub(crate) const PREFETCH_BLOCKS: usize = 4;
+
+/// Lanes waiting for a group, all of one block count.
+#[derive(Default)]
+struct Bin<'a> {
+    group: LaneGroup<'a>,
+    dests: [usize; MAX_LANES],
+    len: usize,
+}
+
+/// Collects jobs into per-block-count bins and hashes full groups.
+pub(crate) struct Binner<'a> {
+    kernel: Kernel,
+    params: GroupParams,
+    widest: usize,
+    bins: Vec<Bin<'a>>,
+}
+
+impl<'a> Binner<'a> {
+    /// An empty binner hashing with `kernel` and `params`.
+    pub(crate) fn new(kernel: Kernel, params: GroupParams) -> Self {
+        Binner {
+            kernel,
+            params,
+            widest: kernel.widths()[0],
+            bins: (0..=BLOCKS_PER_CHUNK).map(|_| Bin::default()).collect(),
+        }
+    }
+
+    /// Adds a job; hashes its bin into `dests` if that fills a group.
+    #[inline]
+    pub(crate) fn push(&mut self, job: Job<'a>, dests: &mut [[u8; 32]]) {
+        prefetch_input(job.data);
+        let bin = &mut self.bins[blocks_in_chunk(job.data.len())];
+        let lane = bin.len;
+        bin.group.inputs[lane] = job.data;
+        bin.group.counters[lane] = job.counter;
+        bin.group.last_flags[lane] = job.last_flags;
+        bin.dests[lane] = job.dest;
+        bin.len += 1;
+        if bin.len == self.widest {
+            bin.len = 0;
+            hash_group(
+                self.kernel,
+                &self.params,
+                self.widest,
+                &bin.group,
+                &bin.dests,
+                self.widest,
+                dests,
+            );
+        }
+    }
+
+    /// Hashes every job still in a bin.
+    pub(crate) fn finish(mut self, dests: &mut [[u8; 32]]) {
+        let mut merged = Bin::default();
+        for blocks in 1..=BLOCKS_PER_CHUNK {
+            let bin = &self.bins[blocks];
+            for lane in 0..bin.len {
+                merged.group.inputs[merged.len] = bin.group.inputs[lane];
+                merged.group.counters[merged.len] = bin.group.counters[lane];
+                merged.group.last_flags[merged.len] = bin.group.last_flags[lane];
+                merged.dests[merged.len] = bin.dests[lane];
+                merged.len += 1;
+                if merged.len == self.widest {
+                    hash_group(
+                        self.kernel,
+                        &self.params,
+                        self.widest,
+                        &merged.group,
+                        &merged.dests,
+                        self.widest,
+                        dests,
+                    );
+                    merged.len = 0;
+                }
+            }
+            self.bins[blocks].len = 0;
+        }
+        if merged.len > 0 {
+            let width = self
+                .kernel
+                .widths()
+                .iter()
+                .copied()
+                .filter(|&width| width >= merged.len)
+                .min()
+                .unwrap_or(self.widest);
+            // Lanes past `merged.len` hold earlier inputs (or none); their
+            // outputs are computed and dropped.
+            hash_group(
+                self.kernel,
+                &self.params,
+                width,
+                &merged.group,
+                &merged.dests,
+                merged.len,
+                dests,
+            );
+        }
+    }
+}
+
+/// Hashes the first `width` lanes of `group` and writes the first `used`
+/// outputs to `dests[lane_dests[lane]]`.
+#[inline]
+fn hash_group(
+    kernel: Kernel,
+    params: &GroupParams,
+    width: usize,
+    group: &LaneGroup,
+    lane_dests: &[usize; MAX_LANES],
+    used: usize,
+    dests: &mut [[u8; 32]],
+) {
+    // A full group bound for consecutive slots (equal-length blobs in input
+    // order) is written straight into them.
+    let first = lane_dests[0];
+    if used == MAX_LANES
+        && lane_dests
+            .iter()
+            .enumerate()
+            .all(|(lane, &dest)| dest == first + lane)
+    {
+        if let Some(direct) = dests
+            .get_mut(first..first + MAX_LANES)
+            .and_then(|slots| <&mut [[u8; 32]; MAX_LANES]>::try_from(slots).ok())
+        {
+            kernel.hash_group(width, params, group, direct);
+            return;
+        }
+    }
+    let mut outputs = [[0u8; 32]; MAX_LANES];
+    kernel.hash_group(width, params, group, &mut outputs);
+    for (&dest, output) in lane_dests[..used].iter().zip(&outputs) {
+        dests[dest] = *output;
+    }
+}
+
+/// Hashes the first `width` lanes of `group` into `slots` (one per lane,
+/// `slots.len() == width`), writing in place when the lanes fill a group of
+/// the widest width.
+#[inline]
+pub(crate) fn hash_group_into(
+    kernel: Kernel,
+    params: &GroupParams,
+    width: usize,
+    group: &LaneGroup,
+    slots: &mut [[u8; 32]],
+) {
+    match <&mut [[u8; 32]; MAX_LANES]>::try_from(&mut *slots) {
+        Ok(direct) => kernel.hash_group(width, params, group, direct),
+        Err(_) => {
+            let mut outputs = [[0u8; 32]; MAX_LANES];
+            kernel.hash_group(width, params, group, &mut outputs);
+            slots.copy_from_slice(&outputs[..slots.len()]);
+        }
+    }
+}
+
+/// Starts loading an input's first blocks and its last block, which the kernel
+/// copies before it starts; the kernel fetches the middle blocks itself.
+#[inline(always)]
+pub(crate) fn prefetch_input(data: &[u8]) {
+    for line in data.chunks(BLOCK_LEN).take(PREFETCH_BLOCKS) {
+        prefetch(line);
+    }
+    // The last block may straddle two cache lines: fetch its first and last byte.
+    if let Some(last) = data.len().checked_sub(1) {
+        prefetch(&data[last & !(BLOCK_LEN - 1)..]);
+        prefetch(&data[last..]);
+    }
+}
+
 /// Hashes every job and writes its output to `dests[job.dest]`.
-///
-/// `sorted` is scratch space reused across calls to avoid an allocation per
-/// work unit.
 pub(crate) fn run_jobs<'a>(
     kernel: Kernel,
     params: &GroupParams,
     jobs: &[Job<'a>],
-    sorted: &mut Vec<Job<'a>>,
     dests: &mut [[u8; 32]],
 ) {
-    if jobs.is_empty() {
-        return;
-    }
-    let mut counts = [0usize; BLOCKS_PER_CHUNK + 1];
+    let mut binner = Binner::new(kernel, *params);
     for job in jobs {
-        counts[blocks_in_chunk(job.data.len())] += 1;
+        binner.push(*job, dests);
     }
-    // Equal-length batches (the common case) need no reordering at all.
-    if counts.contains(&jobs.len()) {
-        run_sorted(kernel, params, jobs, dests);
-        return;
-    }
-    let mut cursor = [0usize; BLOCKS_PER_CHUNK + 1];
-    for blocks in 1..BLOCKS_PER_CHUNK {
-        cursor[blocks + 1] = cursor[blocks] + counts[blocks];
-    }
-    sorted.clear();
-    sorted.resize(jobs.len(), jobs[0]);
-    for job in jobs {
-        let blocks = blocks_in_chunk(job.data.len());
-        sorted[cursor[blocks]] = *job;
-        cursor[blocks] += 1;
-    }
-    run_sorted(kernel, params, sorted, dests);
-}
-
-/// Hashes jobs sorted by block count, in groups of the widest lane count.
-///
-/// A group that straddles two block counts runs for its longest lane (the
-/// kernel takes each lane's output after its own last block), which costs
-/// far less than cutting every block count's tail into narrow groups. The
-/// last, partial group takes the narrowest width that holds it, with unused
-/// lanes left empty.
-fn run_sorted(kernel: Kernel, params: &GroupParams, jobs: &[Job], dests: &mut [[u8; 32]]) {
-    let widths = kernel.widths();
-    let widest = widths[0];
-    let mut outputs = [[0u8; 32]; MAX_LANES];
-    for (index, lanes) in jobs.chunks(widest).enumerate() {
-        // Fetch a group ahead of use: far enough to hide DRAM latency
-        // behind the compressions of short blobs too.
-        let ahead = (index + PREFETCH_GROUPS) * widest;
-        if let Some(next) = jobs.get(ahead..) {
-            prefetch_inputs(&next[..widest.min(next.len())]);
-        }
-        let width = widths
-            .iter()
-            .copied()
-            .filter(|&width| width >= lanes.len())
-            .min()
-            .unwrap_or(widest);
-        let mut group = LaneGroup::default();
-        for (lane, job) in lanes.iter().enumerate() {
-            group.inputs[lane] = job.data;
-            group.counters[lane] = job.counter;
-            group.last_flags[lane] = job.last_flags;
-        }
-        // A full group bound for consecutive slots (equal-length blobs in
-        // input order) is written straight into them.
-        let first = lanes[0].dest;
-        let consecutive = lanes.len() == MAX_LANES
-            && lanes
-                .iter()
-                .enumerate()
-                .all(|(lane, job)| job.dest == first + lane);
-        if let Some(direct) = consecutive
-            .then(|| dests.get_mut(first..first + MAX_LANES))
-            .flatten()
-            .and_then(|slots| <&mut [[u8; 32]; MAX_LANES]>::try_from(slots).ok())
-        {
-            kernel.hash_group(width, params, &group, direct);
-            continue;
-        }
-        kernel.hash_group(width, params, &group, &mut outputs);
-        for (job, output) in lanes.iter().zip(&outputs) {
-            dests[job.dest] = *output;
-        }
-    }
-}
-
-/// Blocks of each blob fetched ahead of its group; the kernel fetches the
-/// rest, the same distance ahead of the block it compresses.
-pub(crate) const PREFETCH_BLOCKS: usize = 4;
-/// How many groups ahead of the one being hashed its input is fetched.
-const PREFETCH_GROUPS: usize = 1;
-
-/// Asks the CPU to start loading the next group's input while the current
-/// one compresses: lanes read from many places at once, which the hardware
-/// prefetchers do not follow on their own.
-#[inline(always)]
-fn prefetch_inputs(jobs: &[Job]) {
-    for job in jobs {
-        for line in job.data.chunks(64).take(PREFETCH_BLOCKS) {
-            prefetch(line);
-        }
-        // The kernel copies every lane's partial last block before it starts.
-        // It may straddle two cache lines: fetch its first and last byte.
-        if let Some(last) = job.data.len().checked_sub(1) {
-            prefetch(&job.data[last & !63..]);
-            prefetch(&job.data[last..]);
-        }
-    }
+    binner.finish(dests);
 }

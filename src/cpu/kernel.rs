@@ -230,6 +230,16 @@ pub(crate) fn hash_lanes<V: Lanes>(
     out: &mut [[u8; 32]; MAX_LANES],
 ) {
     let width = V::WIDTH;
+    let len = group.inputs[0].len();
+    let last_flags = group.last_flags[0];
+    if group.inputs[..width].iter().all(|input| input.len() == len)
+        && group.last_flags[..width]
+            .iter()
+            .all(|&flags| flags == last_flags)
+    {
+        hash_equal_lanes::<V>(params, group, len, last_flags, out);
+        return;
+    }
     let mut last_block = [0usize; MAX_LANES];
     let mut scratch = [[0u8; BLOCK_LEN]; MAX_LANES];
     let mut tail_len = [0u32; MAX_LANES];
@@ -328,6 +338,76 @@ pub(crate) fn hash_lanes<V: Lanes>(
             }
         }
     }
+}
+
+/// [`hash_lanes`] for lanes of one length and one set of last-block flags
+/// (equal-length batches, full chunks, parent nodes): lengths and flags are
+/// the same in every lane, so no per-lane bookkeeping.
+#[inline(always)]
+fn hash_equal_lanes<V: Lanes>(
+    params: &GroupParams,
+    group: &LaneGroup,
+    len: usize,
+    last_flags: u32,
+    out: &mut [[u8; 32]; MAX_LANES],
+) {
+    let width = V::WIDTH;
+    let blocks = blocks_in_chunk(len);
+    let tail_len = len - (blocks - 1) * BLOCK_LEN;
+    let mut low = [0u32; MAX_LANES];
+    let mut high = [0u32; MAX_LANES];
+    for lane in 0..width {
+        low[lane] = group.counters[lane] as u32;
+        high[lane] = (group.counters[lane] >> 32) as u32;
+    }
+    let counter_low = V::load(&low);
+    let counter_high = V::load(&high);
+    let mut cv: [V; 8] = core::array::from_fn(|i| V::splat(params.key[i]));
+    let mut scratch = [[0u8; BLOCK_LEN]; MAX_LANES];
+    for block in 0..blocks {
+        let start = block * BLOCK_LEN;
+        let last = block + 1 == blocks;
+        let mut flags = params.flags;
+        if block == 0 {
+            flags |= params.first_flags;
+        }
+        let block_len = if last {
+            flags |= last_flags;
+            tail_len
+        } else {
+            BLOCK_LEN
+        };
+        if last && tail_len < BLOCK_LEN {
+            for (input, block) in group.inputs[..width].iter().zip(&mut scratch) {
+                copy_short(&input[start..], block);
+            }
+        }
+        let refs: [&[u8; BLOCK_LEN]; MAX_LANES] = core::array::from_fn(|lane| {
+            if lane >= width {
+                &ZERO_BLOCK
+            } else if block_len == BLOCK_LEN {
+                full_block(&group.inputs[lane][start..])
+            } else {
+                &scratch[lane]
+            }
+        });
+        let m = V::load_transposed(&refs);
+        if !last {
+            let ahead = start + PREFETCH_BLOCKS * BLOCK_LEN;
+            for input in &group.inputs[..width] {
+                prefetch(input.get(ahead..).unwrap_or_default());
+            }
+        }
+        compress(
+            &mut cv,
+            &m,
+            counter_low,
+            counter_high,
+            V::splat(block_len as u32),
+            V::splat(flags),
+        );
+    }
+    V::store_transposed(&cv, out);
 }
 
 static ZERO_BLOCK: [u8; BLOCK_LEN] = [0; BLOCK_LEN];

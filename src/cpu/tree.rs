@@ -62,13 +62,12 @@ pub(crate) fn hash_trees(
         total += count;
     }
     let mut nodes = vec![[0u8; 32]; total];
-    let mut sorted = Vec::new();
     let chunk_params = GroupParams {
         key,
         flags,
         first_flags: CHUNK_START,
     };
-    run_jobs(kernel, &chunk_params, &jobs, &mut sorted, &mut nodes);
+    run_jobs(kernel, &chunk_params, &jobs, &mut nodes);
 
     let parent_params = GroupParams {
         key,
@@ -104,14 +103,7 @@ pub(crate) fn hash_trees(
         for &(from, to) in &carried {
             next[to] = nodes[from];
         }
-        // Parents all take one block, so they are never reordered: no scratch.
-        run_jobs(
-            kernel,
-            &parent_params,
-            &parent_jobs,
-            &mut Vec::new(),
-            &mut next,
-        );
+        run_jobs(kernel, &parent_params, &parent_jobs, &mut next);
         drop(parent_jobs);
         std::mem::swap(&mut nodes, &mut next);
         levels.retain(|level| {
