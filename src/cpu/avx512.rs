@@ -89,25 +89,30 @@ impl Lanes for Avx512 {
     }
 }
 
+/// Transposes the 4 × 4 matrix of u32 inside each 128-bit block of four
+/// rows: block `j` of output `k` holds word 4j+k of rows a, b, c, d.
+#[inline(always)]
+unsafe fn transpose4x4_blocks([a, b, c, d]: [__m512i; 4]) -> [__m512i; 4] {
+    let ab_lo = _mm512_unpacklo_epi32(a, b);
+    let ab_hi = _mm512_unpackhi_epi32(a, b);
+    let cd_lo = _mm512_unpacklo_epi32(c, d);
+    let cd_hi = _mm512_unpackhi_epi32(c, d);
+    [
+        _mm512_unpacklo_epi64(ab_lo, cd_lo),
+        _mm512_unpackhi_epi64(ab_lo, cd_lo),
+        _mm512_unpacklo_epi64(ab_hi, cd_hi),
+        _mm512_unpackhi_epi64(ab_hi, cd_hi),
+    ]
+}
+
 /// Transposes a 16 × 16 matrix of u32: row `r` word `w` → vector `w` lane `r`.
 #[inline(always)]
 unsafe fn transpose16(r: [__m512i; 16]) -> [__m512i; 16] {
     // Interleave words, then word pairs, within 128-bit blocks: afterwards
     // `quad[g][k]`'s 128-bit block `j` holds word 4j+k of rows 4g..4g+4.
-    let mut quad = [[_mm512_setzero_si512(); 4]; 4];
-    for g in 0..4 {
-        let [a, b, c, d] = [r[4 * g], r[4 * g + 1], r[4 * g + 2], r[4 * g + 3]];
-        let ab_lo = _mm512_unpacklo_epi32(a, b);
-        let ab_hi = _mm512_unpackhi_epi32(a, b);
-        let cd_lo = _mm512_unpacklo_epi32(c, d);
-        let cd_hi = _mm512_unpackhi_epi32(c, d);
-        quad[g] = [
-            _mm512_unpacklo_epi64(ab_lo, cd_lo),
-            _mm512_unpackhi_epi64(ab_lo, cd_lo),
-            _mm512_unpacklo_epi64(ab_hi, cd_hi),
-            _mm512_unpackhi_epi64(ab_hi, cd_hi),
-        ];
-    }
+    let quad: [[__m512i; 4]; 4] = core::array::from_fn(|g| {
+        transpose4x4_blocks([r[4 * g], r[4 * g + 1], r[4 * g + 2], r[4 * g + 3]])
+    });
     // Gather 128-bit block j of the four row groups into output word 4j+k.
     let mut out = [_mm512_setzero_si512(); 16];
     for k in 0..4 {
@@ -129,20 +134,9 @@ unsafe fn transpose16(r: [__m512i; 16]) -> [__m512i; 16] {
 unsafe fn transpose_out(v: [__m512i; 8]) -> [__m512i; 8] {
     // After interleaving, `words[h][l]`'s 128-bit block `j` holds words
     // 4h..4h+4 of lane l + 4j.
-    let mut words = [[_mm512_setzero_si512(); 4]; 2];
-    for h in 0..2 {
-        let [a, b, c, d] = [v[4 * h], v[4 * h + 1], v[4 * h + 2], v[4 * h + 3]];
-        let ab_lo = _mm512_unpacklo_epi32(a, b);
-        let ab_hi = _mm512_unpackhi_epi32(a, b);
-        let cd_lo = _mm512_unpacklo_epi32(c, d);
-        let cd_hi = _mm512_unpackhi_epi32(c, d);
-        words[h] = [
-            _mm512_unpacklo_epi64(ab_lo, cd_lo),
-            _mm512_unpackhi_epi64(ab_lo, cd_lo),
-            _mm512_unpacklo_epi64(ab_hi, cd_hi),
-            _mm512_unpackhi_epi64(ab_hi, cd_hi),
-        ];
-    }
+    let words: [[__m512i; 4]; 2] = core::array::from_fn(|h| {
+        transpose4x4_blocks([v[4 * h], v[4 * h + 1], v[4 * h + 2], v[4 * h + 3]])
+    });
     // Per lane residue l, put each lane's low and high word halves side by
     // side: `lo[l]` = [l, l+4] as (low, high) pairs, `hi[l]` = [l+8, l+12].
     let lo: [__m512i; 4] =

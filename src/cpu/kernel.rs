@@ -48,7 +48,7 @@ pub(crate) trait Lanes: Copy {
 
 /// One lane group's inputs: each lane hashes one chunk-sized piece of input
 /// (a whole small blob, one chunk of a large blob, or a parent node's two
-/// child chaining values). All lanes in a group take the same number of blocks.
+/// child chaining values). Lanes may differ in block count; see [`hash_lanes`].
 #[derive(Clone, Copy)]
 pub(crate) struct LaneGroup<'a> {
     /// Per lane, at most 1024 bytes; all with the same block count.
@@ -220,7 +220,7 @@ pub(crate) fn compress<V: Lanes>(
 /// hold different block counts (lengths at most 1024): the group runs for
 /// its longest lane, a lane's output is taken after its own last block, and
 /// a finished lane compresses a zero block whose result is ignored. Groups
-/// cut from a list sorted by block count waste few such compressions. Full
+/// merged in block-count order waste few such compressions. Full
 /// blocks are read in place; only a partial last block is copied into
 /// zero-padded scratch.
 #[inline(always)]
