@@ -146,20 +146,16 @@ fn hash_group(
     used: usize,
     dests: &mut [[u8; 32]],
 ) {
-    // A full group bound for consecutive slots (equal-length blobs in input
-    // order) is written straight into them.
+    // Lanes bound for consecutive slots (equal-length blobs in input order)
+    // are written straight into them.
     let first = lane_dests[0];
-    if used == MAX_LANES
-        && lane_dests
-            .iter()
-            .enumerate()
-            .all(|(lane, &dest)| dest == first + lane)
-    {
-        if let Some(direct) = dests
-            .get_mut(first..first + MAX_LANES)
-            .and_then(|slots| <&mut [[u8; 32]; MAX_LANES]>::try_from(slots).ok())
-        {
-            kernel.hash_group(width, params, group, direct);
+    let consecutive = lane_dests[..used]
+        .iter()
+        .enumerate()
+        .all(|(lane, &dest)| dest == first + lane);
+    if consecutive && width == used {
+        if let Some(slots) = dests.get_mut(first..first + used) {
+            hash_group_into(kernel, params, width, group, slots);
             return;
         }
     }
