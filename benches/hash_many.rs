@@ -139,6 +139,11 @@ fn backends(c: &mut Criterion) {
                 })
             });
         }
+        // The crate's front door: slices in, `Vec<Hash>` out, every core.
+        let slices: Vec<&[u8]> = (0..batch.count()).map(|index| batch.blob(index)).collect();
+        group.bench_function(BenchmarkId::new("hash_many", batch.label), |b| {
+            b.iter(|| blake3_batch::hash_many(&slices))
+        });
         let engine = Engine::builder().threads(2).build().expect("CPU engine");
         let name = format!("{}_2_threads", engine.cpu_backend());
         group.bench_function(BenchmarkId::new(name, batch.label), |b| {
