@@ -243,8 +243,6 @@ pub(crate) fn hash_lanes<V: Lanes>(
     let mut last_block = [0usize; MAX_LANES];
     let mut scratch = [[0u8; BLOCK_LEN]; MAX_LANES];
     let mut tail_len = [0u32; MAX_LANES];
-    let mut low = [0u32; MAX_LANES];
-    let mut high = [0u32; MAX_LANES];
     for lane in 0..width {
         let input = group.inputs[lane];
         debug_assert!(input.len() <= 1024);
@@ -255,42 +253,17 @@ pub(crate) fn hash_lanes<V: Lanes>(
         if tail.len() < BLOCK_LEN {
             copy_short(tail, &mut scratch[lane]);
         }
-        low[lane] = group.counters[lane] as u32;
-        high[lane] = (group.counters[lane] >> 32) as u32;
     }
     let first_last = last_block[..width].iter().copied().min().unwrap_or(0);
     let final_last = last_block[..width].iter().copied().max().unwrap_or(0);
 
     let mut cv: [V; 8] = core::array::from_fn(|i| V::splat(params.key[i]));
-    let counter_low = V::load(&low);
-    let counter_high = V::load(&high);
-    let full_len = V::splat(BLOCK_LEN as u32);
+    let (counter_low, counter_high) = load_counters::<V>(group);
     let mut finished = [[0u8; 32]; MAX_LANES];
 
     // Blocks before any lane's last: full blocks everywhere, same flags.
     for block in 0..first_last {
-        let start = block * BLOCK_LEN;
-        let refs: [&[u8; BLOCK_LEN]; MAX_LANES] = core::array::from_fn(|lane| {
-            if lane < width {
-                full_block(&group.inputs[lane][start..])
-            } else {
-                &ZERO_BLOCK
-            }
-        });
-        let first = if block == 0 { params.first_flags } else { 0 };
-        let m = V::load_transposed(&refs);
-        let ahead = start + PREFETCH_BLOCKS * BLOCK_LEN;
-        for input in &group.inputs[..width] {
-            prefetch(input.get(ahead..).unwrap_or_default());
-        }
-        compress(
-            &mut cv,
-            &m,
-            counter_low,
-            counter_high,
-            full_len,
-            V::splat(params.flags | first),
-        );
+        compress_full_blocks(&mut cv, params, group, block, counter_low, counter_high);
     }
 
     // From the first lane's last block on: per-lane lengths and flags.
@@ -353,61 +326,88 @@ fn hash_equal_lanes<V: Lanes>(
 ) {
     let width = V::WIDTH;
     let blocks = blocks_in_chunk(len);
-    let tail_len = len - (blocks - 1) * BLOCK_LEN;
+    let (counter_low, counter_high) = load_counters::<V>(group);
+    let mut cv: [V; 8] = core::array::from_fn(|i| V::splat(params.key[i]));
+    for block in 0..blocks - 1 {
+        compress_full_blocks(&mut cv, params, group, block, counter_low, counter_high);
+    }
+
+    let last = blocks - 1;
+    let start = last * BLOCK_LEN;
+    let tail_len = len - start;
+    let mut scratch = [[0u8; BLOCK_LEN]; MAX_LANES];
+    if tail_len < BLOCK_LEN {
+        for (input, block) in group.inputs[..width].iter().zip(&mut scratch) {
+            copy_short(&input[start..], block);
+        }
+    }
+    let refs: [&[u8; BLOCK_LEN]; MAX_LANES] = core::array::from_fn(|lane| {
+        if lane >= width {
+            &ZERO_BLOCK
+        } else if tail_len == BLOCK_LEN {
+            full_block(&group.inputs[lane][start..])
+        } else {
+            &scratch[lane]
+        }
+    });
+    let first = if last == 0 { params.first_flags } else { 0 };
+    compress(
+        &mut cv,
+        &V::load_transposed(&refs),
+        counter_low,
+        counter_high,
+        V::splat(tail_len as u32),
+        V::splat(params.flags | first | last_flags),
+    );
+    V::store_transposed(&cv, out);
+}
+
+/// Each lane's chunk counter, split into low and high words.
+#[inline(always)]
+fn load_counters<V: Lanes>(group: &LaneGroup) -> (V, V) {
     let mut low = [0u32; MAX_LANES];
     let mut high = [0u32; MAX_LANES];
-    for lane in 0..width {
+    for lane in 0..V::WIDTH {
         low[lane] = group.counters[lane] as u32;
         high[lane] = (group.counters[lane] >> 32) as u32;
     }
-    let counter_low = V::load(&low);
-    let counter_high = V::load(&high);
-    let mut cv: [V; 8] = core::array::from_fn(|i| V::splat(params.key[i]));
-    let mut scratch = [[0u8; BLOCK_LEN]; MAX_LANES];
-    for block in 0..blocks {
-        let start = block * BLOCK_LEN;
-        let last = block + 1 == blocks;
-        let mut flags = params.flags;
-        if block == 0 {
-            flags |= params.first_flags;
-        }
-        let block_len = if last {
-            flags |= last_flags;
-            tail_len
+    (V::load(&low), V::load(&high))
+}
+
+/// Compresses block `block` of every lane, where it is a full block and not
+/// any lane's last, read in place; starts loading blocks further ahead.
+#[inline(always)]
+fn compress_full_blocks<V: Lanes>(
+    cv: &mut [V; 8],
+    params: &GroupParams,
+    group: &LaneGroup,
+    block: usize,
+    counter_low: V,
+    counter_high: V,
+) {
+    let width = V::WIDTH;
+    let start = block * BLOCK_LEN;
+    let refs: [&[u8; BLOCK_LEN]; MAX_LANES] = core::array::from_fn(|lane| {
+        if lane < width {
+            full_block(&group.inputs[lane][start..])
         } else {
-            BLOCK_LEN
-        };
-        if last && tail_len < BLOCK_LEN {
-            for (input, block) in group.inputs[..width].iter().zip(&mut scratch) {
-                copy_short(&input[start..], block);
-            }
+            &ZERO_BLOCK
         }
-        let refs: [&[u8; BLOCK_LEN]; MAX_LANES] = core::array::from_fn(|lane| {
-            if lane >= width {
-                &ZERO_BLOCK
-            } else if block_len == BLOCK_LEN {
-                full_block(&group.inputs[lane][start..])
-            } else {
-                &scratch[lane]
-            }
-        });
-        let m = V::load_transposed(&refs);
-        if !last {
-            let ahead = start + PREFETCH_BLOCKS * BLOCK_LEN;
-            for input in &group.inputs[..width] {
-                prefetch(input.get(ahead..).unwrap_or_default());
-            }
-        }
-        compress(
-            &mut cv,
-            &m,
-            counter_low,
-            counter_high,
-            V::splat(block_len as u32),
-            V::splat(flags),
-        );
+    });
+    let m = V::load_transposed(&refs);
+    let ahead = start + PREFETCH_BLOCKS * BLOCK_LEN;
+    for input in &group.inputs[..width] {
+        prefetch(input.get(ahead..).unwrap_or_default());
     }
-    V::store_transposed(&cv, out);
+    let first = if block == 0 { params.first_flags } else { 0 };
+    compress(
+        cv,
+        &m,
+        counter_low,
+        counter_high,
+        V::splat(BLOCK_LEN as u32),
+        V::splat(params.flags | first),
+    );
 }
 
 static ZERO_BLOCK: [u8; BLOCK_LEN] = [0; BLOCK_LEN];
