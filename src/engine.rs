@@ -110,18 +110,27 @@ impl EngineBuilder {
                 (threads, Some(pool))
             }
         };
-        Ok(Engine {
-            inner: Arc::new(Inner {
-                backend: self.backend,
-                kernel,
-                threads,
-                pool,
-            }),
-        })
+        Ok(Engine::from_parts(self.backend, kernel, threads, pool))
     }
 }
 
 impl Engine {
+    fn from_parts(
+        backend: Backend,
+        kernel: Kernel,
+        threads: usize,
+        pool: Option<rayon::ThreadPool>,
+    ) -> Engine {
+        Engine {
+            inner: Arc::new(Inner {
+                backend,
+                kernel,
+                threads,
+                pool,
+            }),
+        }
+    }
+
     /// Settings for a new engine.
     pub fn builder() -> EngineBuilder {
         EngineBuilder::default()
@@ -272,24 +281,18 @@ impl Engine {
     pub(crate) fn shared() -> &'static Engine {
         static SHARED: OnceLock<Engine> = OnceLock::new();
         SHARED.get_or_init(|| {
-            let kernel = match CpuBackend::from_env().map(|cpu| Kernel::new(cpu?)) {
-                Some(Ok(kernel)) => kernel,
-                None => Kernel::detect(),
-                // The free functions cannot return the error; say it once
-                // rather than ignore the variable silently.
-                Some(Err(error)) => {
-                    eprintln!("blake3-batch: ignoring {error}; using the detected CPU backend");
-                    Kernel::detect()
-                }
-            };
-            Engine {
-                inner: Arc::new(Inner {
-                    backend: Backend::Auto,
-                    kernel,
-                    threads: rayon::current_num_threads(),
-                    pool: None,
-                }),
-            }
+            // With default settings only `B3BATCH_CPU` can make building
+            // fail. The free functions cannot return that error; say it
+            // once rather than ignore the variable silently.
+            Engine::builder().build().unwrap_or_else(|error| {
+                eprintln!("blake3-batch: ignoring {error}; using the detected CPU backend");
+                Engine::from_parts(
+                    Backend::Auto,
+                    Kernel::detect(),
+                    rayon::current_num_threads(),
+                    None,
+                )
+            })
         })
     }
 }
