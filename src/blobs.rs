@@ -156,3 +156,22 @@ pub(crate) fn check_output(blobs: usize, out: &[[u8; 32]]) -> Result<(), Error> 
         .into())
     }
 }
+
+/// Some blobs of another source, by index (the large blobs of a GPU batch,
+/// hashed on the CPU meanwhile).
+pub(crate) struct Subset<'a, S> {
+    pub source: &'a S,
+    pub indices: &'a [usize],
+}
+
+impl<S: BlobSource> BlobSource for Subset<'_, S> {
+    #[inline]
+    fn count(&self) -> usize {
+        self.indices.len()
+    }
+
+    #[inline]
+    fn blob(&self, index: usize) -> &[u8] {
+        self.source.blob(self.indices[index])
+    }
+}

@@ -2,26 +2,30 @@
 
 use std::fmt;
 use std::sync::{Arc, OnceLock};
+use std::time::Duration;
 
 use blake3::Hash;
 
-use crate::blobs::{check_output, BlobSource, Offset, Packed, Records, Slices};
-use crate::cpu::batch::{hash_source, Threads};
+use crate::blobs::{check_output, BlobSource, Offset, Packed, Records, Slices, Subset};
+use crate::cpu::batch::{hash_one, hash_source, Threads};
 use crate::cpu::{CpuBackend, Kernel};
 use crate::error::{Error, ErrorKind};
+use crate::gpu::{self, Gpu, GpuInfo, GpuTimings};
 use crate::mode::Mode;
 
 /// Where batches run.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Backend {
-    /// The fastest available (today: the CPU).
+    /// The fastest available (today: the CPU; a GPU is never picked
+    /// without a cost model saying it is faster).
     #[default]
     Auto,
     /// The CPU lane kernel across cores.
     Cpu,
-    /// A GPU through `wgpu` (not in this version: building an engine for it
-    /// returns an error).
+    /// A GPU through `wgpu`, one shader invocation per blob of at most
+    /// 1 KiB; larger blobs of the batch are hashed on the CPU at the same
+    /// time. Building the engine fails when no adapter is found.
     Gpu,
 }
 
@@ -47,6 +51,8 @@ struct Inner {
     threads: usize,
     /// `None` with `threads > 1`: rayon's global pool.
     pool: Option<rayon::ThreadPool>,
+    /// The opened GPU, for [`Backend::Gpu`].
+    gpu: Option<Gpu>,
 }
 
 /// Settings for an [`Engine`]; see [`Engine::builder`].
@@ -55,6 +61,8 @@ pub struct EngineBuilder {
     backend: Backend,
     threads: Option<usize>,
     cpu: Option<CpuBackend>,
+    gpu_memory_budget: Option<u64>,
+    gpu_timeout: Option<Duration>,
 }
 
 impl EngineBuilder {
@@ -80,16 +88,32 @@ impl EngineBuilder {
         self
     }
 
-    /// Checks the settings, detects the CPU and starts the threads.
+    /// GPU memory, in bytes, the engine may hold for its slabs (default
+    /// 256 MiB). Batches larger than the slabs stream through them, so this
+    /// bounds GPU memory whatever the batch size; it must be at least
+    /// 12 KiB.
+    pub fn gpu_memory_budget(mut self, bytes: u64) -> Self {
+        self.gpu_memory_budget = Some(bytes);
+        self
+    }
+
+    /// The longest to wait for the GPU to finish one slab before failing
+    /// with an error (default 60 s).
+    pub fn gpu_timeout(mut self, timeout: Duration) -> Self {
+        self.gpu_timeout = Some(timeout);
+        self
+    }
+
+    /// Checks the settings, detects the CPU, starts the threads and, for
+    /// [`Backend::Gpu`], opens the adapter and compiles the shader.
     pub fn build(self) -> Result<Engine, Error> {
-        if self.backend == Backend::Gpu {
-            return Err(ErrorKind::BackendUnavailable {
-                backend: "gpu".to_owned(),
-                reason: "this version has no GPU backend; use Backend::Cpu or Backend::Auto"
-                    .to_owned(),
-            }
-            .into());
-        }
+        let gpu = match self.backend {
+            Backend::Gpu => Some(Gpu::open(
+                self.gpu_memory_budget.unwrap_or(gpu::DEFAULT_BUDGET),
+                self.gpu_timeout.unwrap_or(gpu::DEFAULT_TIMEOUT),
+            )?),
+            Backend::Auto | Backend::Cpu => None,
+        };
         let kernel = match self.cpu.map(Ok).or_else(CpuBackend::from_env) {
             Some(cpu) => Kernel::new(cpu?)?,
             None => Kernel::detect(),
@@ -110,7 +134,11 @@ impl EngineBuilder {
                 (threads, Some(pool))
             }
         };
-        Ok(Engine::from_parts(self.backend, kernel, threads, pool))
+        let mut engine = Engine::from_parts(self.backend, kernel, threads, pool);
+        if let Some(inner) = Arc::get_mut(&mut engine.inner) {
+            inner.gpu = gpu;
+        }
+        Ok(engine)
     }
 }
 
@@ -127,6 +155,7 @@ impl Engine {
                 kernel,
                 threads,
                 pool,
+                gpu: None,
             }),
         }
     }
@@ -154,6 +183,18 @@ impl Engine {
     /// Threads that hash a batch.
     pub fn threads(&self) -> usize {
         self.inner.threads
+    }
+
+    /// The GPU adapter in use, with the limits the engine works within;
+    /// `None` unless the backend is [`Backend::Gpu`].
+    pub fn gpu_info(&self) -> Option<&GpuInfo> {
+        self.inner.gpu.as_ref().map(Gpu::info)
+    }
+
+    /// Where the last GPU batch spent its time (pack, upload, dispatch,
+    /// download, readback); `None` before the first GPU batch.
+    pub fn last_gpu_timings(&self) -> Option<GpuTimings> {
+        self.inner.gpu.as_ref().and_then(Gpu::last_timings)
     }
 
     /// `blake3::hash` of every blob, in order.
@@ -267,13 +308,54 @@ impl Engine {
         out: &mut [[u8; 32]],
     ) -> Result<(), Error> {
         check_output(source.count(), out)?;
-        let threads = match (&self.inner.pool, self.inner.threads) {
+        match &self.inner.gpu {
+            Some(gpu) if !out.is_empty() => self.run_gpu(gpu, mode, source, out),
+            _ => {
+                hash_source(self.inner.kernel, self.cpu_threads(), mode, source, out);
+                Ok(())
+            }
+        }
+    }
+
+    fn cpu_threads(&self) -> Threads<'_> {
+        match (&self.inner.pool, self.inner.threads) {
             (Some(pool), _) => Threads::Pool(pool),
             (None, 1) => Threads::One,
             (None, _) => Threads::Global,
+        }
+    }
+
+    /// Runs a batch on the GPU, with its blobs over 1 KiB hashed on the CPU
+    /// at the same time into a side buffer, then put in their slots.
+    fn run_gpu<S: BlobSource>(
+        &self,
+        gpu: &Gpu,
+        mode: Mode,
+        source: &S,
+        out: &mut [[u8; 32]],
+    ) -> Result<(), Error> {
+        let kernel = self.inner.kernel;
+        let words = mode.words(|context| hash_one(kernel, Mode::CONTEXT, context));
+        let large: Vec<usize> = (0..source.count())
+            .filter(|&index| !gpu::fits_gpu(source.blob(index).len()))
+            .collect();
+        if large.is_empty() {
+            return gpu.hash(words, source, out, 0);
+        }
+        let subset = Subset {
+            source,
+            indices: &large,
         };
-        hash_source(self.inner.kernel, threads, mode, source, out);
-        Ok(())
+        let mut large_digests = vec![[0u8; 32]; large.len()];
+        let threads = self.cpu_threads();
+        let gpu_result = std::thread::scope(|scope| {
+            scope.spawn(|| hash_source(kernel, threads, mode, &subset, &mut large_digests));
+            gpu.hash(words, source, out, large.len())
+        });
+        for (&index, digest) in large.iter().zip(&large_digests) {
+            out[index] = *digest;
+        }
+        gpu_result
     }
 
     /// The engine behind the crate's free functions: automatic backend, every

@@ -96,4 +96,21 @@ pub enum ErrorKind {
         /// Why, and what to do instead.
         reason: String,
     },
+    /// A GPU operation failed after the device was opened: a lost device,
+    /// a failed buffer map, a `wgpu` validation error or a timeout.
+    #[error("the GPU failed while {operation}: {reason}")]
+    Gpu {
+        /// What the engine was doing.
+        operation: String,
+        /// What went wrong, and what to do about it.
+        reason: String,
+    },
+    /// The GPU memory budget cannot hold even one slab.
+    #[error("a GPU memory budget of {budget} bytes is too small: give at least {minimum} bytes")]
+    GpuMemoryBudget {
+        /// The budget asked for.
+        budget: u64,
+        /// The smallest budget that works.
+        minimum: u64,
+    },
 }

@@ -23,6 +23,7 @@ mod consts;
 mod cpu;
 mod engine;
 mod error;
+mod gpu;
 mod mode;
 
 pub use blake3::Hash;
@@ -30,6 +31,7 @@ pub use blobs::Offset;
 pub use cpu::{CpuBackend, CPU_BACKEND_ENV};
 pub use engine::{Backend, Engine, EngineBuilder};
 pub use error::{Error, ErrorKind};
+pub use gpu::{gpu_adapters, GpuDeviceType, GpuInfo, GpuTimings};
 pub use mode::Mode;
 
 /// `blake3::hash` of every blob, in input order, on every core.

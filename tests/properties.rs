@@ -1,10 +1,10 @@
 //! Differential property tests: random batches against the `blake3` crate,
-//! on every CPU backend and thread count.
+//! on every CPU backend and thread count, and on the GPU.
 
 mod common;
 
 use blake3_batch::Mode;
-use common::{engines, pack, reference};
+use common::{all_engines, pack, reference};
 use proptest::prelude::*;
 
 /// How one blob is cut from the shared buffer: start and length.
@@ -78,7 +78,7 @@ fn check_all_layouts(
     let want: Vec<[u8; 32]> = blobs.iter().map(|blob| reference(mode, blob)).collect();
     let (data, offsets) = pack(&blobs, 1);
     let offsets32: Vec<u32> = offsets.iter().map(|&o| o as u32).collect();
-    for (name, engine) in engines() {
+    for (name, engine) in all_engines() {
         let mut out = vec![[0u8; 32]; blobs.len()];
         engine.hash_slices_into(mode, &blobs, &mut out).unwrap();
         prop_assert_eq!(&out, &want, "slices on {}", name);
@@ -118,7 +118,7 @@ proptest! {
         let data = &buffer[start..start + record_size * count];
         let mode = choice.mode();
         let want: Vec<[u8; 32]> = data.chunks(record_size).map(|r| reference(mode, r)).collect();
-        for (name, engine) in engines() {
+        for (name, engine) in all_engines() {
             let mut out = vec![[0u8; 32]; count];
             engine.hash_records_into(mode, data, record_size, &mut out).unwrap();
             prop_assert_eq!(&out, &want, "records on {}", name);
@@ -133,7 +133,7 @@ fn batches_around_lane_widths_at_boundary_lengths() {
     let buffer = buffer();
     let lengths = [0, 1, 63, 64, 65, 127, 128, 1023, 1024, 1025, 2048, 2049];
     let mut sizes = vec![1, 2, 3, 31, 32, 33];
-    for (_, engine) in engines() {
+    for (_, engine) in all_engines() {
         for width in [engine.lanes(), 4, 8, 16] {
             sizes.extend([width - 1, width, width + 1, 2 * width - 1, 2 * width + 1]);
         }

@@ -1,10 +1,11 @@
 //! Every official vector, in all three modes, through every layout, alone and
-//! inside mixed batches, on every CPU backend this machine supports.
+//! inside mixed batches, on every CPU backend this machine supports and on the
+//! GPU (lavapipe where there is no GPU; see `common::all_engines`).
 
 mod common;
 
 use blake3_batch::Mode;
-use common::{engines, pack, vector_input, vectors};
+use common::{all_engines, pack, vector_input, vectors};
 
 #[test]
 fn every_vector_alone_through_every_layout() {
@@ -14,7 +15,7 @@ fn every_vector_alone_through_every_layout() {
         Mode::KeyedHash(&vectors.key),
         Mode::DeriveKey(&vectors.context),
     ];
-    for (name, engine) in engines() {
+    for (name, engine) in all_engines() {
         for mode in modes {
             for case in &vectors.cases {
                 let input = vector_input(case.input_len);
@@ -78,7 +79,7 @@ fn all_vectors_in_one_mixed_batch_through_every_layout() {
     };
     let (data, offsets) = pack(&inputs, 5);
     let offsets32: Vec<u32> = offsets.iter().map(|&o| o as u32).collect();
-    for (name, engine) in engines() {
+    for (name, engine) in all_engines() {
         for mode in modes {
             let want = expected(mode);
             let mut out = vec![[0u8; 32]; inputs.len()];
@@ -106,7 +107,7 @@ fn every_vector_as_a_batch_of_fixed_size_records() {
         Mode::KeyedHash(&vectors.key),
         Mode::DeriveKey(&vectors.context),
     ];
-    for (name, engine) in engines() {
+    for (name, engine) in all_engines() {
         for mode in modes {
             for case in vectors.cases.iter().filter(|case| case.input_len > 0) {
                 // 17 records: more than the widest lane group, plus a tail.

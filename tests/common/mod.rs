@@ -2,8 +2,9 @@
 //! engines to cover, and reference digests from the `blake3` crate.
 #![allow(dead_code)] // each test binary uses a different subset
 
-use blake3_batch::{CpuBackend, Engine, Mode};
+use blake3_batch::{Backend, CpuBackend, Engine, ErrorKind, Mode};
 use serde_json::Value;
+use std::sync::OnceLock;
 
 /// The official BLAKE3 test vectors (a copy of
 /// `shared/testdata/blake3_test_vectors.json`, kept in the crate so it tests
@@ -96,6 +97,50 @@ pub fn engines() -> Vec<(String, Engine)> {
         }
     }
     engines
+}
+
+/// Set to `1` (as `.ci/run` does) to make GPU tests fail, not skip, when no
+/// adapter is found.
+pub const REQUIRE_GPU_ENV: &str = "B3BATCH_REQUIRE_GPU";
+
+/// A GPU engine with this memory budget (`None`: the default), or `None`
+/// with one line on stderr when the machine has no adapter and
+/// `B3BATCH_REQUIRE_GPU=1` is not set.
+pub fn gpu_engine(budget: Option<u64>) -> Option<Engine> {
+    let mut builder = Engine::builder().backend(Backend::Gpu).threads(2);
+    if let Some(budget) = budget {
+        builder = builder.gpu_memory_budget(budget);
+    }
+    match builder.build() {
+        Ok(engine) => Some(engine),
+        Err(error) if matches!(error.kind(), ErrorKind::BackendUnavailable { .. }) => {
+            if std::env::var(REQUIRE_GPU_ENV).is_ok_and(|value| value == "1") {
+                panic!("{REQUIRE_GPU_ENV}=1 but no GPU: {error}");
+            }
+            eprintln!("skipping the GPU in this test: {error}");
+            None
+        }
+        Err(error) => panic!("building a GPU engine failed: {error}"),
+    }
+}
+
+/// [`engines`] plus, where the machine has an adapter, a GPU engine with
+/// slabs small enough (12 KiB budget: one 1 KiB blob or 25 entries a slab)
+/// that every batch of more than a few blobs streams through several.
+///
+/// Built once per test binary: opening a GPU device takes about 100 ms.
+pub fn all_engines() -> &'static [(String, Engine)] {
+    static ENGINES: OnceLock<Vec<(String, Engine)>> = OnceLock::new();
+    ENGINES.get_or_init(|| {
+        let mut engines = engines();
+        if let Some(gpu) = gpu_engine(None) {
+            engines.push(("gpu".to_owned(), gpu));
+        }
+        if let Some(gpu) = gpu_engine(Some(12 * 1024)) {
+            engines.push(("gpu/small slabs".to_owned(), gpu));
+        }
+        engines
+    })
 }
 
 /// The `blake3` crate's digest of `data` in `mode`.

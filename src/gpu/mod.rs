@@ -1,0 +1,252 @@
+//! The GPU backend: a WGSL compute shader (`shaders/blake3.wgsl`) run
+//! through `wgpu`, one invocation per blob of at most 1 KiB.
+//!
+//! A batch streams through a ring of slabs so that packing slab k+1 on the
+//! CPU overlaps the GPU's work on slab k and the readback of k−1; GPU memory
+//! stays within the budget whatever the batch size. Blobs over 1 KiB are
+//! hashed on the CPU at the same time.
+
+mod device;
+mod info;
+mod layout;
+mod slab;
+
+use std::collections::VecDeque;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+pub use info::{GpuDeviceType, GpuInfo, GpuTimings};
+
+use self::device::GpuDevice;
+use self::layout::MAX_GPU_BLOB;
+use self::slab::{Packed, Slab, SlabPlan, SLABS};
+use crate::blobs::BlobSource;
+use crate::error::Error;
+use crate::mode::ModeWords;
+
+pub(crate) use device::DEFAULT_TIMEOUT;
+
+/// Default GPU memory the engine may hold for one batch's slabs.
+pub(crate) const DEFAULT_BUDGET: u64 = 256 << 20;
+
+/// Every GPU adapter `wgpu` can see on this machine (honouring
+/// `WGPU_BACKEND`), whether or not an engine would use it.
+pub fn gpu_adapters() -> Vec<GpuInfo> {
+    device::adapters()
+}
+
+/// The opened GPU with its slabs, shared by every clone of an engine.
+pub(crate) struct Gpu {
+    device: GpuDevice,
+    plan: SlabPlan,
+    timeout: Duration,
+    /// Slabs are created on first use and kept; the lock also makes batches
+    /// from several threads take turns on the device.
+    slabs: Mutex<Vec<Slab>>,
+    last_timings: Mutex<Option<GpuTimings>>,
+}
+
+/// Which of a slab's stages are running.
+struct InFlight {
+    slab: usize,
+    packed: Packed,
+}
+
+impl Gpu {
+    /// Opens the adapter and plans slabs within `budget` bytes.
+    pub(crate) fn open(budget: u64, timeout: Duration) -> Result<Gpu, Error> {
+        let device = GpuDevice::open()?;
+        let plan = SlabPlan::new(budget, &device.limits)?;
+        Ok(Gpu {
+            device,
+            plan,
+            timeout,
+            slabs: Mutex::new(Vec::new()),
+            last_timings: Mutex::new(None),
+        })
+    }
+
+    /// The adapter in use.
+    pub(crate) fn info(&self) -> &GpuInfo {
+        &self.device.info
+    }
+
+    /// Timings of the last batch that ran on the GPU.
+    pub(crate) fn last_timings(&self) -> Option<GpuTimings> {
+        lock(&self.last_timings).clone()
+    }
+
+    /// Hashes the blobs of at most 1 KiB of `source` into their slots of
+    /// `out`; slots of larger blobs are left for the caller.
+    pub(crate) fn hash<S: BlobSource>(
+        &self,
+        words: ModeWords,
+        source: &S,
+        out: &mut [[u8; 32]],
+        cpu_blobs: usize,
+    ) -> Result<(), Error> {
+        let started = Instant::now();
+        let mut timings = GpuTimings {
+            cpu_blobs,
+            ..GpuTimings::default()
+        };
+        let mut slabs = lock(&self.slabs);
+        let streamed = self.stream(&mut slabs, words, source, out, &mut timings);
+        if streamed.is_err() {
+            // A failed batch leaves maps half done: start the next afresh.
+            slabs.clear();
+        }
+        drop(slabs);
+        streamed?;
+        timings.gpu_blobs -= cpu_blobs;
+        timings.total = started.elapsed();
+        *lock(&self.last_timings) = Some(timings);
+        Ok(())
+    }
+
+    /// Streams the batch through the slab ring.
+    fn stream<S: BlobSource>(
+        &self,
+        slabs: &mut Vec<Slab>,
+        words: ModeWords,
+        source: &S,
+        out: &mut [[u8; 32]],
+        timings: &mut GpuTimings,
+    ) -> Result<(), Error> {
+        let mut gpu_stages = self.device.timestamp_period.map(|_| [Duration::ZERO; 3]);
+        let mut in_flight: VecDeque<InFlight> = VecDeque::with_capacity(SLABS);
+        let mut next_blob = 0;
+        let mut next_slab = 0;
+        let total = source.count();
+        while next_blob < total || !in_flight.is_empty() {
+            // Pack and submit while a slab is free; otherwise retire the
+            // oldest, whose readback is due first.
+            if next_blob < total && in_flight.len() < SLABS {
+                if slabs.len() == next_slab {
+                    slabs.push(Slab::new(&self.device, self.plan));
+                }
+                let slab = &mut slabs[next_slab];
+                let clock = Instant::now();
+                slab.ready_to_pack(&self.device, self.timeout)?;
+                timings.wait += clock.elapsed();
+                let clock = Instant::now();
+                let packed = slab.pack(source, next_blob)?;
+                timings.pack += clock.elapsed();
+                slab.submit(&self.device, &packed, words);
+                timings.slabs += 1;
+                timings.gpu_blobs += packed.blobs.len();
+                timings.bytes_uploaded +=
+                    packed.data_bytes + packed.blobs.len() as u64 * layout::ENTRY_BYTES;
+                next_blob = packed.blobs.end;
+                in_flight.push_back(InFlight {
+                    slab: next_slab,
+                    packed,
+                });
+                next_slab = (next_slab + 1) % SLABS;
+            } else if let Some(done) = in_flight.pop_front() {
+                let slab = &mut slabs[done.slab];
+                let clock = Instant::now();
+                slab.ready_to_read(&self.device, self.timeout)?;
+                timings.wait += clock.elapsed();
+                let clock = Instant::now();
+                let stages = slab.read_back(&self.device, source, &done.packed, out)?;
+                timings.readback += clock.elapsed();
+                if let (Some(sum), Some(stages)) = (gpu_stages.as_mut(), stages) {
+                    for (sum, stage) in sum.iter_mut().zip(stages) {
+                        *sum += stage;
+                    }
+                }
+            }
+        }
+        if let Some([upload, dispatch, download]) = gpu_stages {
+            timings.upload = Some(upload);
+            timings.dispatch = Some(dispatch);
+            timings.download = Some(download);
+        }
+        self.device.check_faults()
+    }
+
+    /// Destroys the device so that every later batch fails (device-loss
+    /// tests).
+    #[cfg(test)]
+    pub(crate) fn destroy(&self) {
+        self.device.destroy();
+    }
+}
+
+/// Whether the GPU shader hashes a blob of this length.
+pub(crate) fn fits_gpu(len: usize) -> bool {
+    len <= MAX_GPU_BLOB
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|poison| poison.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::blobs::Slices;
+    use crate::error::ErrorKind;
+    use crate::mode::Mode;
+
+    /// A GPU with small slabs, or `None` (with a line on stderr) where the
+    /// machine has no adapter and `B3BATCH_REQUIRE_GPU=1` is not set.
+    fn open_small() -> Option<Gpu> {
+        match Gpu::open(64 * 1024, Duration::from_secs(20)) {
+            Ok(gpu) => Some(gpu),
+            Err(error) => {
+                assert!(
+                    std::env::var("B3BATCH_REQUIRE_GPU").map_or(true, |value| value != "1"),
+                    "B3BATCH_REQUIRE_GPU=1 but no GPU: {error}"
+                );
+                eprintln!("skipping the GPU in this test: {error}");
+                None
+            }
+        }
+    }
+
+    fn hash(gpu: &Gpu, blobs: &[Vec<u8>]) -> Result<Vec<[u8; 32]>, Error> {
+        let words = Mode::Hash.words(|_| unreachable!("no context in Mode::Hash"));
+        let mut out = vec![[0u8; 32]; blobs.len()];
+        gpu.hash(words, &Slices(blobs), &mut out, 0)?;
+        Ok(out)
+    }
+
+    #[test]
+    fn a_destroyed_device_fails_with_an_error_not_a_panic_or_a_hang() {
+        let Some(gpu) = open_small() else { return };
+        let blobs: Vec<Vec<u8>> = (0..500u32).map(|i| i.to_le_bytes().repeat(40)).collect();
+        let digests = hash(&gpu, &blobs).unwrap();
+        assert_eq!(digests[499], *blake3::hash(&blobs[499]).as_bytes());
+        gpu.destroy();
+        let error = hash(&gpu, &blobs).expect_err("a destroyed device cannot hash");
+        assert!(matches!(error.kind(), ErrorKind::Gpu { .. }), "{error}");
+        // And again: the failed batch left nothing behind that hangs.
+        let error = hash(&gpu, &blobs).expect_err("still destroyed");
+        assert!(matches!(error.kind(), ErrorKind::Gpu { .. }), "{error}");
+    }
+
+    #[test]
+    fn slab_plans_respect_the_budget_and_the_limits() {
+        let limits = wgpu::Limits::default();
+        let plan = SlabPlan::new(SlabPlan::MIN_BUDGET, &limits).unwrap();
+        assert!(plan.data_bytes >= MAX_GPU_BLOB as u64 && plan.entries >= 1);
+        let plan = SlabPlan::new(64 << 30, &limits).unwrap();
+        assert!(plan.data_bytes <= limits.max_storage_buffer_binding_size);
+        assert!(
+            plan.entries
+                <= u64::from(limits.max_compute_workgroups_per_dimension)
+                    * u64::from(layout::WORKGROUP_SIZE)
+        );
+        assert!(plan.entries * layout::DIGEST_BYTES <= limits.max_storage_buffer_binding_size);
+        for budget in [SlabPlan::MIN_BUDGET, 1 << 20, 256 << 20] {
+            let plan = SlabPlan::new(budget, &limits).unwrap();
+            let per_slab = 2 * (plan.data_bytes + plan.entries * layout::ENTRY_BYTES)
+                + 2 * plan.entries * layout::DIGEST_BYTES;
+            assert!(per_slab * SLABS as u64 <= budget, "{budget}: {plan:?}");
+        }
+        let error = SlabPlan::new(SlabPlan::MIN_BUDGET - 1, &limits).unwrap_err();
+        assert!(matches!(error.kind(), ErrorKind::GpuMemoryBudget { .. }));
+    }
+}

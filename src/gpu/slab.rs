@@ -1,0 +1,390 @@
+//! One slab: the buffers for a share of a batch that fits the device's
+//! limits and the memory budget, packed straight into mapped staging memory
+//! and read back straight into the caller's digests.
+//!
+//! A slab's life: packed (staging mapped) → submitted (copies in, dispatch,
+//! copy out) → read back (readback mapped) → packed again once its staging
+//! buffer is mapped anew. The stream keeps several slabs at different steps.
+
+use std::ops::Range;
+use std::sync::mpsc::{channel, Receiver, TryRecvError};
+use std::time::Duration;
+
+use super::device::{gpu_failed, GpuDevice};
+use super::layout::{
+    entry_bytes, padded_len, Params, DIGEST_BYTES, ENTRY_BYTES, MAX_GPU_BLOB, SKIP, WORKGROUP_SIZE,
+};
+use crate::blobs::BlobSource;
+use crate::error::{Error, ErrorKind};
+use crate::mode::ModeWords;
+
+/// Slabs in flight: one being packed, one computing, one reading back.
+pub(crate) const SLABS: usize = 3;
+
+/// Timestamps per slab: before upload, after upload, after dispatch, after
+/// the digest copy.
+const STAMPS: u32 = 4;
+const STAMP_BYTES: u64 = STAMPS as u64 * 8;
+
+/// How big each slab is on a given device and budget.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct SlabPlan {
+    /// Bytes of blob data one slab holds (a multiple of 4).
+    pub data_bytes: u64,
+    /// Blobs (table entries, digests) one slab holds.
+    pub entries: u64,
+}
+
+impl SlabPlan {
+    /// The smallest budget that still holds one 1 KiB blob per slab.
+    pub(crate) const MIN_BUDGET: u64 = SLABS as u64 * 4 * MAX_GPU_BLOB as u64;
+
+    /// Splits `budget` bytes of GPU memory over [`SLABS`] slabs, each within
+    /// the device's binding, buffer and dispatch limits.
+    ///
+    /// A slab holds its data and table twice (staging and device copies) and
+    /// its digests twice (device and readback): half the slab's share goes
+    /// to data, half to per-blob table and digests (80 bytes per blob).
+    pub(crate) fn new(budget: u64, limits: &wgpu::Limits) -> Result<SlabPlan, Error> {
+        if budget < Self::MIN_BUDGET {
+            return Err(ErrorKind::GpuMemoryBudget {
+                budget,
+                minimum: Self::MIN_BUDGET,
+            }
+            .into());
+        }
+        let share = budget / SLABS as u64;
+        let largest = limits
+            .max_storage_buffer_binding_size
+            .min(limits.max_buffer_size);
+        let data_bytes = (share / 4).min(largest / 2) / 4 * 4;
+        let dispatchable =
+            u64::from(limits.max_compute_workgroups_per_dimension) * u64::from(WORKGROUP_SIZE);
+        let entries = (share / (4 * (ENTRY_BYTES + DIGEST_BYTES)))
+            .min(largest / DIGEST_BYTES)
+            .min(dispatchable)
+            .min(u64::from(u32::MAX - 1));
+        Ok(SlabPlan {
+            data_bytes,
+            entries: entries.max(1),
+        })
+    }
+
+    fn table_bytes(self) -> u64 {
+        self.entries * ENTRY_BYTES
+    }
+}
+
+/// What one packing step put into a slab.
+#[derive(Clone, Debug)]
+pub(crate) struct Packed {
+    /// The blobs of the batch in this slab (some may be skipped).
+    pub blobs: Range<usize>,
+    /// Bytes of blob data, padding included.
+    pub data_bytes: u64,
+    /// Whether any blob in the range was left to the CPU.
+    pub skipped: bool,
+}
+
+impl Packed {
+    fn count(&self) -> u64 {
+        self.blobs.len() as u64
+    }
+}
+
+/// A pending buffer map.
+struct MapWait {
+    submission: wgpu::SubmissionIndex,
+    done: Receiver<Result<(), wgpu::BufferAsyncError>>,
+}
+
+/// The buffers of one slab.
+pub(crate) struct Slab {
+    plan: SlabPlan,
+    staging: wgpu::Buffer,
+    table: wgpu::Buffer,
+    data: wgpu::Buffer,
+    digests: wgpu::Buffer,
+    readback: wgpu::Buffer,
+    params: wgpu::Buffer,
+    bind_group: wgpu::BindGroup,
+    stamps: Option<(wgpu::QuerySet, wgpu::Buffer)>,
+    /// `None` while the staging buffer is mapped and ready to pack.
+    staging_map: Option<MapWait>,
+    readback_map: Option<MapWait>,
+}
+
+impl Slab {
+    pub(crate) fn new(gpu: &GpuDevice, plan: SlabPlan) -> Slab {
+        let device = &gpu.device;
+        let buffer = |label: &str, size: u64, usage: wgpu::BufferUsages, mapped: bool| {
+            device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(label),
+                size,
+                usage,
+                mapped_at_creation: mapped,
+            })
+        };
+        use wgpu::BufferUsages as U;
+        let table_bytes = plan.table_bytes();
+        let digest_bytes = plan.entries * DIGEST_BYTES;
+        let staging = buffer(
+            "staging",
+            table_bytes + plan.data_bytes,
+            U::MAP_WRITE | U::COPY_SRC,
+            true,
+        );
+        let table = buffer("table", table_bytes, U::STORAGE | U::COPY_DST, false);
+        let data = buffer("data", plan.data_bytes, U::STORAGE | U::COPY_DST, false);
+        let digests = buffer("digests", digest_bytes, U::STORAGE | U::COPY_SRC, false);
+        let readback = buffer(
+            "readback",
+            digest_bytes + STAMP_BYTES,
+            U::MAP_READ | U::COPY_DST,
+            false,
+        );
+        let params = buffer("params", 48, U::UNIFORM | U::COPY_DST, false);
+        let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("blake3-batch slab"),
+            layout: &gpu.bind_layout,
+            entries: &[
+                binding(0, &params),
+                binding(1, &table),
+                binding(2, &data),
+                binding(3, &digests),
+            ],
+        });
+        let stamps = gpu.timestamp_period.map(|_| {
+            let set = device.create_query_set(&wgpu::QuerySetDescriptor {
+                label: Some("slab stamps"),
+                ty: wgpu::QueryType::Timestamp,
+                count: STAMPS,
+            });
+            let resolve = buffer("stamps", STAMP_BYTES, U::QUERY_RESOLVE | U::COPY_SRC, false);
+            (set, resolve)
+        });
+        Slab {
+            plan,
+            staging,
+            table,
+            data,
+            digests,
+            readback,
+            params,
+            bind_group,
+            stamps,
+            staging_map: None,
+            readback_map: None,
+        }
+    }
+
+    /// Waits until the staging buffer is mapped again after its last use.
+    pub(crate) fn ready_to_pack(
+        &mut self,
+        gpu: &GpuDevice,
+        timeout: Duration,
+    ) -> Result<(), Error> {
+        match self.staging_map.take() {
+            None => Ok(()),
+            Some(wait) => finish_map(gpu, wait, timeout, "mapping a staging buffer"),
+        }
+    }
+
+    /// Packs blobs from `start` on into the mapped staging buffer until the
+    /// slab or the batch is full: the table entry of every blob, and the
+    /// bytes (zero-padded to a word) of those of at most 1 KiB.
+    pub(crate) fn pack<S: BlobSource>(
+        &mut self,
+        source: &S,
+        start: usize,
+    ) -> Result<Packed, Error> {
+        let table_bytes = self.plan.table_bytes() as usize;
+        let capacity = self.plan.data_bytes as usize;
+        let mut view = self
+            .staging
+            .get_mapped_range_mut(..)
+            .map_err(|error| gpu_failed("packing a slab", error.to_string()))?;
+        let (mut table, mut data) = view.slice(..).split_at(table_bytes);
+        let end = source.count().min(start + self.plan.entries as usize);
+        let mut used = 0usize;
+        let mut skipped = false;
+        let mut index = start;
+        while index < end {
+            let blob = source.blob(index);
+            let slot = (index - start) * ENTRY_BYTES as usize;
+            let entry = if blob.len() > MAX_GPU_BLOB {
+                skipped = true;
+                entry_bytes(0, SKIP)
+            } else {
+                let padded = padded_len(blob.len());
+                if used + padded > capacity {
+                    break;
+                }
+                data.slice(used..used + blob.len()).copy_from_slice(blob);
+                data.slice(used + blob.len()..used + padded).fill(0);
+                // Both fit in u32: capacity is within a storage binding
+                // (checked in SlabPlan::new) and blob.len() <= 1024.
+                let entry = entry_bytes((used / 4) as u32, blob.len() as u32);
+                used += padded;
+                entry
+            };
+            table.slice(slot..slot + 8).copy_from_slice(&entry);
+            index += 1;
+        }
+        drop(view);
+        self.staging.unmap();
+        Ok(Packed {
+            blobs: start..index,
+            data_bytes: used as u64,
+            skipped,
+        })
+    }
+
+    /// Records and submits upload, dispatch and download for a packed slab,
+    /// then asks for both the readback and, for the next use, the staging
+    /// buffer to be mapped when the GPU is done.
+    pub(crate) fn submit(&mut self, gpu: &GpuDevice, packed: &Packed, words: ModeWords) {
+        let count = packed.count();
+        gpu.queue.write_buffer(
+            &self.params,
+            0,
+            &Params::new(words, count as u32).to_bytes(),
+        );
+        let mut encoder = gpu
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("blake3-batch slab"),
+            });
+        let stamp = |encoder: &mut wgpu::CommandEncoder, index: u32| {
+            if let Some((set, _)) = &self.stamps {
+                encoder.write_timestamp(set, index);
+            }
+        };
+        stamp(&mut encoder, 0);
+        encoder.copy_buffer_to_buffer(&self.staging, 0, &self.table, 0, count * ENTRY_BYTES);
+        if packed.data_bytes > 0 {
+            let data_start = self.plan.table_bytes();
+            encoder.copy_buffer_to_buffer(
+                &self.staging,
+                data_start,
+                &self.data,
+                0,
+                packed.data_bytes,
+            );
+        }
+        stamp(&mut encoder, 1);
+        {
+            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some("blake3"),
+                timestamp_writes: None,
+            });
+            pass.set_pipeline(&gpu.pipeline);
+            pass.set_bind_group(0, &self.bind_group, &[]);
+            pass.dispatch_workgroups(count.div_ceil(u64::from(WORKGROUP_SIZE)) as u32, 1, 1);
+        }
+        stamp(&mut encoder, 2);
+        encoder.copy_buffer_to_buffer(&self.digests, 0, &self.readback, 0, count * DIGEST_BYTES);
+        stamp(&mut encoder, 3);
+        if let Some((set, resolve)) = &self.stamps {
+            encoder.resolve_query_set(set, 0..STAMPS, resolve, 0);
+            let at = self.plan.entries * DIGEST_BYTES;
+            encoder.copy_buffer_to_buffer(resolve, 0, &self.readback, at, STAMP_BYTES);
+        }
+        let submission = gpu.queue.submit([encoder.finish()]);
+        self.readback_map = Some(map(&self.readback, wgpu::MapMode::Read, submission.clone()));
+        self.staging_map = Some(map(&self.staging, wgpu::MapMode::Write, submission));
+    }
+
+    /// Waits until the slab's digests are mapped for reading.
+    pub(crate) fn ready_to_read(
+        &mut self,
+        gpu: &GpuDevice,
+        timeout: Duration,
+    ) -> Result<(), Error> {
+        match self.readback_map.take() {
+            None => Ok(()),
+            Some(wait) => finish_map(gpu, wait, timeout, "mapping the digest readback buffer"),
+        }
+    }
+
+    /// Copies the digests the GPU computed for a slab (after
+    /// [`ready_to_read`](Self::ready_to_read)) into `out`, the whole batch's
+    /// digests; returns the GPU stage times when timestamps are on.
+    pub(crate) fn read_back<S: BlobSource>(
+        &mut self,
+        gpu: &GpuDevice,
+        source: &S,
+        packed: &Packed,
+        out: &mut [[u8; 32]],
+    ) -> Result<Option<[Duration; 3]>, Error> {
+        let view = self
+            .readback
+            .get_mapped_range(..)
+            .map_err(|error| gpu_failed("reading digests back", error.to_string()))?;
+        let digest_bytes = (packed.count() * DIGEST_BYTES) as usize;
+        let digests: &[[u8; 32]] = bytemuck::cast_slice(&view[..digest_bytes]);
+        let slots = &mut out[packed.blobs.clone()];
+        if packed.skipped {
+            // Blobs over 1 KiB have no GPU digest; the CPU writes theirs.
+            for (offset, (slot, digest)) in slots.iter_mut().zip(digests).enumerate() {
+                if source.blob(packed.blobs.start + offset).len() <= MAX_GPU_BLOB {
+                    *slot = *digest;
+                }
+            }
+        } else {
+            slots.copy_from_slice(digests);
+        }
+        let stages = gpu.timestamp_period.map(|period| {
+            let at = (self.plan.entries * DIGEST_BYTES) as usize;
+            let stamp = |index: usize| {
+                let bytes = &view[at + index * 8..at + index * 8 + 8];
+                u64::from_le_bytes(bytes.try_into().expect("8 bytes"))
+            };
+            let span = |from: usize| {
+                let ticks = stamp(from + 1).saturating_sub(stamp(from));
+                Duration::from_nanos((ticks as f64 * f64::from(period)) as u64)
+            };
+            [span(0), span(1), span(2)]
+        });
+        drop(view);
+        self.readback.unmap();
+        Ok(stages)
+    }
+}
+
+fn binding(index: u32, buffer: &wgpu::Buffer) -> wgpu::BindGroupEntry<'_> {
+    wgpu::BindGroupEntry {
+        binding: index,
+        resource: buffer.as_entire_binding(),
+    }
+}
+
+/// Asks for `buffer` to be mapped once `submission` is done.
+fn map(buffer: &wgpu::Buffer, mode: wgpu::MapMode, submission: wgpu::SubmissionIndex) -> MapWait {
+    let (sender, done) = channel();
+    buffer.map_async(mode, .., move |result| {
+        // The receiver may be gone if the batch already failed.
+        let _ = sender.send(result);
+    });
+    MapWait { submission, done }
+}
+
+/// Waits for a map asked for with [`map`].
+fn finish_map(
+    gpu: &GpuDevice,
+    wait: MapWait,
+    timeout: Duration,
+    operation: &str,
+) -> Result<(), Error> {
+    gpu.wait(wait.submission, timeout)?;
+    match wait.done.try_recv() {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(error)) => Err(gpu_failed(operation, error.to_string())),
+        // Waiting for the submission runs its callbacks, so a missing one
+        // means the device dropped it.
+        Err(TryRecvError::Empty | TryRecvError::Disconnected) => Err(gpu_failed(
+            operation,
+            "the map never completed (the device may be lost)".to_owned(),
+        )),
+    }
+}

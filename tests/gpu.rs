@@ -1,0 +1,210 @@
+//! The GPU backend: digests at the lengths and batch sizes where the shader,
+//! the workgroup and the slab boundaries could go wrong, the memory budget,
+//! the reports, and the error paths that can be provoked from outside.
+
+mod common;
+
+use blake3_batch::{Backend, Engine, ErrorKind, Mode};
+use common::{gpu_engine, reference};
+
+/// Blobs of length `len_of(i)` whose bytes depend on their index.
+fn blobs(count: usize, len_of: impl Fn(usize) -> usize) -> Vec<Vec<u8>> {
+    (0..count)
+        .map(|i| (0..len_of(i)).map(|j| (i * 31 + j * 7) as u8).collect())
+        .collect()
+}
+
+fn check(engine: &Engine, mode: Mode, blobs: &[Vec<u8>], what: &str) {
+    let mut out = vec![[0u8; 32]; blobs.len()];
+    engine.hash_slices_into(mode, blobs, &mut out).unwrap();
+    for (index, (blob, digest)) in blobs.iter().zip(&out).enumerate() {
+        assert_eq!(
+            *digest,
+            reference(mode, blob),
+            "{what}: blob {index} of {} ({} bytes)",
+            blobs.len(),
+            blob.len()
+        );
+    }
+}
+
+#[test]
+fn edge_lengths_in_every_mode() {
+    let Some(engine) = gpu_engine(None) else {
+        return;
+    };
+    let key = [0x42; 32];
+    for mode in [
+        Mode::Hash,
+        Mode::KeyedHash(&key),
+        Mode::DeriveKey("gpu ctx"),
+    ] {
+        for len in [0, 1, 3, 4, 5, 63, 64, 65, 127, 128, 129, 1023, 1024] {
+            check(
+                &engine,
+                mode,
+                &blobs(3, |_| len),
+                &format!("{mode:?} len {len}"),
+            );
+        }
+    }
+}
+
+#[test]
+fn batch_sizes_around_the_workgroup() {
+    let Some(engine) = gpu_engine(None) else {
+        return;
+    };
+    for count in [1, 2, 63, 64, 65, 127, 128, 129, 1000] {
+        check(
+            &engine,
+            Mode::Hash,
+            &blobs(count, |i| i % 200),
+            &format!("{count} blobs"),
+        );
+    }
+}
+
+#[test]
+fn batches_around_slab_boundaries() {
+    // 12 KiB budget: slabs of 1 KiB of data and 25 entries.
+    let Some(engine) = gpu_engine(Some(12 * 1024)) else {
+        return;
+    };
+    for count in [24, 25, 26, 49, 50, 51, 200] {
+        check(
+            &engine,
+            Mode::Hash,
+            &blobs(count, |_| 40),
+            &format!("{count} x 40 B"),
+        );
+    }
+    // Data, not entries, fills these slabs: exactly one, then just over.
+    for (count, len) in [(1, 1024), (2, 1024), (2, 512), (3, 512), (5, 300)] {
+        check(
+            &engine,
+            Mode::Hash,
+            &blobs(count, |_| len),
+            &format!("{count} x {len} B"),
+        );
+    }
+    // A 1 KiB blob after a small one does not fit the rest of the slab.
+    check(
+        &engine,
+        Mode::Hash,
+        &blobs(9, |i| [4, 1024, 0][i % 3]),
+        "alternating",
+    );
+    let timings = engine
+        .last_gpu_timings()
+        .expect("timings of the last batch");
+    assert!(timings.slabs >= 6, "{timings:?}");
+}
+
+#[test]
+fn large_blobs_in_a_gpu_batch_go_to_the_cpu() {
+    let Some(engine) = gpu_engine(Some(12 * 1024)) else {
+        return;
+    };
+    let lens = [1025, 0, 5000, 1024, 70_000, 64, 2048, 1];
+    let blobs = blobs(40, |i| lens[i % lens.len()]);
+    let key = [7; 32];
+    for mode in [Mode::Hash, Mode::KeyedHash(&key), Mode::DeriveKey("large")] {
+        check(&engine, mode, &blobs, &format!("{mode:?} mixed large"));
+    }
+    let timings = engine.last_gpu_timings().unwrap();
+    // Half the lengths are over 1 KiB.
+    assert_eq!(timings.cpu_blobs, 20, "{timings:?}");
+    assert_eq!(timings.gpu_blobs, 20, "{timings:?}");
+    // Only large blobs: nothing for the shader to do.
+    check(&engine, Mode::Hash, &blobs[..1], "one large");
+}
+
+#[test]
+fn packed_and_records_layouts() {
+    let Some(engine) = gpu_engine(Some(12 * 1024)) else {
+        return;
+    };
+    let blobs = blobs(77, |i| (i * 13) % 1100);
+    let (data, offsets) = common::pack(&blobs, 5);
+    let mut out = vec![[0u8; 32]; blobs.len()];
+    engine
+        .hash_packed_into(Mode::Hash, &data, &offsets, &mut out)
+        .unwrap();
+    for (blob, digest) in blobs.iter().zip(&out) {
+        assert_eq!(*digest, reference(Mode::Hash, blob));
+    }
+    let records: Vec<u8> = (0..33 * 90).map(|i| (i % 253) as u8).collect();
+    let mut out = vec![[0u8; 32]; 90];
+    engine
+        .hash_records_into(Mode::Hash, &records, 33, &mut out)
+        .unwrap();
+    for (record, digest) in records.chunks(33).zip(&out) {
+        assert_eq!(*digest, reference(Mode::Hash, record));
+    }
+}
+
+#[test]
+fn an_engine_is_reused_and_shared_between_threads() {
+    let Some(engine) = gpu_engine(Some(64 * 1024)) else {
+        return;
+    };
+    std::thread::scope(|scope| {
+        for thread in 0..3 {
+            let engine = engine.clone();
+            scope.spawn(move || {
+                for round in 0..4 {
+                    let blobs = blobs(100 + thread * 10 + round, |i| (i + round) % 300);
+                    check(
+                        &engine,
+                        Mode::Hash,
+                        &blobs,
+                        &format!("thread {thread} round {round}"),
+                    );
+                }
+            });
+        }
+    });
+}
+
+#[test]
+fn reports_the_adapter_and_the_split_of_a_batch() {
+    let Some(engine) = gpu_engine(None) else {
+        return;
+    };
+    let info = engine.gpu_info().expect("a GPU engine reports its adapter");
+    assert!(!info.name.is_empty());
+    assert!(info.max_storage_buffer_binding_size >= 128 << 20, "{info}");
+    assert!(
+        info.max_compute_workgroups_per_dimension >= 65_535,
+        "{info}"
+    );
+    assert!(engine.last_gpu_timings().is_none());
+    let blobs = blobs(5000, |_| 1024);
+    check(&engine, Mode::Hash, &blobs, "5000 x 1 KiB");
+    let timings = engine.last_gpu_timings().unwrap();
+    assert_eq!(timings.gpu_blobs, 5000);
+    assert_eq!(timings.bytes_uploaded, 5000 * (1024 + 8));
+    assert!(timings.total >= timings.readback);
+    assert_eq!(timings.upload.is_some(), info.timestamps, "{timings:?}");
+    // The CPU engine reports no GPU.
+    let cpu = Engine::builder().backend(Backend::Cpu).build().unwrap();
+    assert!(cpu.gpu_info().is_none() && cpu.last_gpu_timings().is_none());
+}
+
+#[test]
+fn a_budget_below_one_slab_is_an_error() {
+    if gpu_engine(None).is_none() {
+        return;
+    }
+    let error = Engine::builder()
+        .backend(Backend::Gpu)
+        .gpu_memory_budget(1000)
+        .build()
+        .unwrap_err();
+    assert!(
+        matches!(error.kind(), ErrorKind::GpuMemoryBudget { budget: 1000, minimum } if *minimum > 1000),
+        "{error}"
+    );
+    assert!(error.to_string().contains("at least"), "{error}");
+}
