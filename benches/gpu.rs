@@ -11,6 +11,9 @@ use std::time::Duration;
 use blake3_batch::{Backend, Engine, GpuTimings, Mode};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 
+/// The length of blob `index` in a generated batch.
+type BlobLength = fn(usize) -> usize;
+
 /// Blobs per criterion batch.
 const BLOBS: usize = 64 * 1024;
 
@@ -42,7 +45,7 @@ fn throughput(c: &mut Criterion) {
         .sample_size(10)
         .warm_up_time(Duration::from_millis(300))
         .measurement_time(Duration::from_secs(2));
-    let sizes: [(&str, fn(usize) -> usize); 4] = [
+    let sizes: [(&str, BlobLength); 4] = [
         ("64", |_| 64),
         ("256", |_| 256),
         ("1024", |_| 1024),
