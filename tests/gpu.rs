@@ -208,3 +208,27 @@ fn a_budget_below_one_slab_is_an_error() {
     );
     assert!(error.to_string().contains("at least"), "{error}");
 }
+
+#[test]
+fn bad_input_is_rejected_before_the_gpu_sees_it() {
+    let Some(engine) = gpu_engine(None) else {
+        return;
+    };
+    let mut out = [[7u8; 32]; 2];
+    let error = engine
+        .hash_packed_into(Mode::Hash, b"abc", &[0u32, 2, 9], &mut out)
+        .unwrap_err();
+    assert!(
+        matches!(error.kind(), ErrorKind::OffsetOutOfBounds { .. }),
+        "{error}"
+    );
+    let error = engine
+        .hash_slices_into(Mode::Hash, &[b"a"], &mut out)
+        .unwrap_err();
+    assert!(
+        matches!(error.kind(), ErrorKind::OutputLength { .. }),
+        "{error}"
+    );
+    assert_eq!(out, [[7u8; 32]; 2], "nothing written on error");
+    assert!(engine.hash_many(&[] as &[&[u8]]).unwrap().is_empty());
+}

@@ -1,10 +1,19 @@
 //! `b3batch`: the command-line front end of blake3-batch.
 
 mod bench;
+mod files;
+mod hash;
+mod info;
+mod names;
+mod options;
+mod records;
 
+use std::io;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+
+use options::{CliError, GlobalArgs};
 
 /// Hash huge numbers of small blobs with BLAKE3.
 #[derive(Parser)]
@@ -12,23 +21,38 @@ use clap::{Parser, Subcommand};
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    #[command(flatten)]
+    global: GlobalArgs,
 }
 
 #[derive(Subcommand)]
 enum Command {
+    /// Hash files, b3sum style (`<hash>  <name>` lines), or check them.
+    Hash(hash::HashArgs),
+    /// Hash each record of a file or stdin: lines, NUL-separated, or fixed size.
+    Records(records::RecordsArgs),
+    /// Show CPU features, backends, threads and GPU adapters.
+    Info,
     /// Hash generated blobs and compare throughput with a `blake3::hash` loop.
     Bench(bench::BenchArgs),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let result = match cli.command {
-        Command::Bench(args) => bench::run(&args),
+    let result = match &cli.command {
+        Command::Hash(args) => hash::run(args, &cli.global),
+        Command::Records(args) => records::run(args, &cli.global),
+        Command::Info => info::run(&cli.global),
+        Command::Bench(args) => bench::run(args)
+            .map(|()| ExitCode::SUCCESS)
+            .map_err(CliError::Message),
     };
     match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(message) => {
-            eprintln!("b3batch: {message}");
+        Ok(code) => code,
+        // A reader that stopped early (`| head`) is not an error.
+        Err(CliError::Io(error)) if error.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("b3batch: {error}");
             ExitCode::FAILURE
         }
     }

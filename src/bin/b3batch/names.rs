@@ -1,0 +1,204 @@
+//! b3sum's text formats: how a file name is written on a digest line (with
+//! its escaping of backslashes and line breaks), and how a check line is read
+//! back, so that checkfiles move between `b3sum` and `b3batch` either way.
+
+use std::path::{Path, PathBuf};
+
+/// A file name as printed: lossy UTF-8, escaped when it holds `\`, `\n` or
+/// `\r` (and then the whole line starts with a backslash).
+pub struct PrintedName {
+    pub text: String,
+    pub escaped: bool,
+}
+
+impl PrintedName {
+    pub fn of(path: &Path) -> PrintedName {
+        let mut text = path.to_string_lossy().into_owned();
+        // b3sum writes Windows paths with forward slashes, so checkfiles
+        // move between systems; it then never needs to escape a separator.
+        if cfg!(windows) {
+            text = text.replace('\\', "/");
+        }
+        let escaped = text.contains(['\\', '\n', '\r']);
+        if escaped {
+            text = text
+                .replace('\\', "\\\\")
+                .replace('\n', "\\n")
+                .replace('\r', "\\r");
+        }
+        PrintedName { text, escaped }
+    }
+}
+
+/// How `hash` writes each digest.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LineStyle {
+    /// `<hex>  <name>`
+    Plain,
+    /// `BLAKE3 (<name>) = <hex>`
+    Tag,
+    /// `<hex>`
+    NoNames,
+}
+
+/// One output line, newline included.
+pub fn digest_line(digest: &[u8; 32], path: &Path, style: LineStyle) -> String {
+    let hex = blake3::Hash::from(*digest).to_hex();
+    if style == LineStyle::NoNames {
+        return format!("{hex}\n");
+    }
+    let name = PrintedName::of(path);
+    let lead = if name.escaped { "\\" } else { "" };
+    match style {
+        LineStyle::Tag => format!("{lead}BLAKE3 ({}) = {hex}\n", name.text),
+        _ => format!("{lead}{hex}  {}\n", name.text),
+    }
+}
+
+/// A parsed line of a checkfile.
+#[derive(Debug, PartialEq, Eq)]
+pub struct CheckLine {
+    /// The name as the result line shows it (as written in the checkfile).
+    pub shown: String,
+    /// The file to hash.
+    pub path: PathBuf,
+    /// The digest the file should have.
+    pub expected: [u8; 32],
+}
+
+/// Reads `<hex>  <name>` or `BLAKE3 (<name>) = <hex>`, either possibly
+/// behind a `\` that marks an escaped name. Rejects what could make two
+/// names compare equal by accident (NUL, U+FFFD from lossy UTF-8).
+pub fn parse_check_line(line: &str) -> Result<CheckLine, String> {
+    let line = line.trim_end_matches(['\r', '\n']);
+    if line.is_empty() {
+        return Err("Empty line".to_owned());
+    }
+    let (escaped, body) = match line.strip_prefix('\\') {
+        Some(rest) => (true, rest),
+        None => (false, line),
+    };
+    let (hex, name) = if let Some((hex, name)) = body.split_once("  ") {
+        (hex, name)
+    } else if let Some((name, hex)) = body
+        .strip_prefix("BLAKE3 (")
+        .and_then(|rest| rest.rsplit_once(") = "))
+    {
+        (hex, name)
+    } else {
+        return Err("Invalid check line format".to_owned());
+    };
+    let expected = parse_hex(hex)?;
+    let path = if escaped {
+        unescape(name)?
+    } else {
+        name.to_owned()
+    };
+    if path.is_empty() {
+        return Err("empty file path".to_owned());
+    }
+    if path.contains('\0') {
+        return Err("Null character in path".to_owned());
+    }
+    if path.contains('\u{FFFD}') {
+        return Err("Unicode replacement character in path".to_owned());
+    }
+    if cfg!(windows) && path.contains('\\') {
+        return Err("Backslash in path".to_owned());
+    }
+    Ok(CheckLine {
+        shown: if escaped {
+            format!("\\{name}")
+        } else {
+            name.to_owned()
+        },
+        path: PathBuf::from(path),
+        expected,
+    })
+}
+
+/// 64 lower-case hex digits, as b3sum writes (and insists on).
+fn parse_hex(hex: &str) -> Result<[u8; 32], String> {
+    if hex.len() != 64 {
+        return Err("Invalid hash length".to_owned());
+    }
+    let digit = |c: u8| match c {
+        b'0'..=b'9' => Ok(c - b'0'),
+        b'a'..=b'f' => Ok(c - b'a' + 10),
+        _ => Err("Invalid hex".to_owned()),
+    };
+    let mut digest = [0u8; 32];
+    for (byte, pair) in digest.iter_mut().zip(hex.as_bytes().chunks_exact(2)) {
+        *byte = digit(pair[0])? << 4 | digit(pair[1])?;
+    }
+    Ok(digest)
+}
+
+fn unescape(name: &str) -> Result<String, String> {
+    let mut out = String::with_capacity(name.len());
+    let mut chars = name.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('n') => out.push('\n'),
+            Some('r') => out.push('\r'),
+            Some('\\') => out.push('\\'),
+            _ => return Err("Invalid backslash escape".to_owned()),
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_with_backslashes_and_line_breaks_round_trip() {
+        let digest = *blake3::hash(b"x").as_bytes();
+        for name in [
+            "plain",
+            "two  spaces",
+            "a\\b",
+            "line\nbreak",
+            "cr\rlf",
+            "\\\n\\n",
+        ] {
+            for style in [LineStyle::Plain, LineStyle::Tag] {
+                let line = digest_line(&digest, Path::new(name), style);
+                assert_eq!(line.matches('\n').count(), 1, "{line:?}");
+                let parsed = parse_check_line(&line).unwrap();
+                assert_eq!(parsed.path, Path::new(name), "{line:?}");
+                assert_eq!(parsed.expected, digest);
+            }
+        }
+        let line = digest_line(&digest, Path::new("a\\b\nc"), LineStyle::Plain);
+        assert!(
+            line.starts_with('\\') && line.ends_with("  a\\\\b\\nc\n"),
+            "{line:?}"
+        );
+    }
+
+    #[test]
+    fn bad_check_lines_are_rejected_with_b3sum_reasons() {
+        let hex = blake3::hash(b"x").to_hex();
+        let cases = [
+            (String::new(), "Empty line"),
+            ("nonsense".to_owned(), "Invalid check line format"),
+            (format!("{}  f", &hex[..62]), "Invalid hash length"),
+            (format!("{}  f", hex.to_uppercase()), "Invalid hex"),
+            (format!("\\{hex}  bad\\qescape"), "Invalid backslash escape"),
+            (format!("{hex}  nul\0"), "Null character in path"),
+            (
+                format!("{hex}  \u{FFFD}"),
+                "Unicode replacement character in path",
+            ),
+        ];
+        for (line, reason) in cases {
+            assert_eq!(parse_check_line(&line).unwrap_err(), reason, "{line:?}");
+        }
+    }
+}

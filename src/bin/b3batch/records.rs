@@ -1,0 +1,310 @@
+//! `b3batch records`: one digest per record of a file or stdin, streamed.
+//!
+//! Memory stays bounded whatever the input size: input is read in pieces of
+//! [`PIECE`] bytes, records are hashed [`RECORDS_PER_BATCH`] at a time, and
+//! a record longer than a piece is hashed incrementally as it streams by.
+//! The bound is about 2 × `PIECE` + 40 bytes × `RECORDS_PER_BATCH`, some
+//! 20 MiB, plus the engine's threads.
+
+use std::fs::File;
+use std::io::{self, Read, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use blake3_batch::Engine;
+use clap::{ArgGroup, Args};
+
+use crate::options::{CliError, GlobalArgs, HashMode, ModeArgs};
+
+/// Bytes read from the input at a time.
+pub const PIECE: usize = 8 << 20;
+/// Records hashed in one engine call, at most.
+const RECORDS_PER_BATCH: usize = 64 * 1024;
+
+/// Options of `b3batch records`.
+#[derive(Args, Debug)]
+#[command(group(ArgGroup::new("layout").required(true).args(["lines", "null", "size"])))]
+pub struct RecordsArgs {
+    /// The input (`-` or nothing: stdin).
+    #[arg(value_name = "FILE")]
+    file: Option<PathBuf>,
+    /// One record per line, without its `\n`; a last line without one
+    /// still counts.
+    #[arg(long)]
+    lines: bool,
+    /// Records separated by NUL bytes.
+    #[arg(short = '0', long)]
+    null: bool,
+    /// Fixed-size records of this many bytes.
+    #[arg(long, value_name = "BYTES")]
+    size: Option<usize>,
+    /// With --size, hash a shorter last record instead of failing.
+    #[arg(long, requires = "size")]
+    allow_short: bool,
+    /// Write 32 raw bytes per record instead of a hex line.
+    #[arg(long)]
+    raw: bool,
+    #[command(flatten)]
+    mode: ModeArgs,
+}
+
+/// How records are cut.
+#[derive(Clone, Copy)]
+enum Layout {
+    Delimited(u8),
+    Sized(usize),
+}
+
+pub fn run(args: &RecordsArgs, global: &GlobalArgs) -> Result<ExitCode, CliError> {
+    let mode = args.mode.resolve()?;
+    let from_stdin = args
+        .file
+        .as_ref()
+        .is_none_or(|file| file.as_os_str() == "-");
+    if mode.reads_stdin() && from_stdin {
+        return Err(CliError::Message(
+            "--keyed reads the key from stdin, so the records must come from a FILE".to_owned(),
+        ));
+    }
+    let layout = match (args.size, args.null) {
+        (Some(0), _) => {
+            return Err(CliError::Message(
+                "--size 0: give the record size in bytes (at least 1)".to_owned(),
+            ))
+        }
+        (Some(size), _) => Layout::Sized(size),
+        (None, true) => Layout::Delimited(0),
+        (None, false) => Layout::Delimited(b'\n'),
+    };
+    let (input, total): (Box<dyn Read>, Option<u64>) = match &args.file {
+        Some(path) if !from_stdin => {
+            let file = File::open(path).map_err(|error| {
+                CliError::Message(format!("{}: {error}", path.to_string_lossy()))
+            })?;
+            let len = file.metadata().ok().map(|meta| meta.len());
+            (Box::new(file), len)
+        }
+        _ => (Box::new(io::stdin().lock()), None),
+    };
+    let engine = global.engine()?;
+    let progress = global.progress(total, "bytes");
+    let stdout = io::stdout();
+    let mut sink = Sink {
+        engine: &engine,
+        mode: &mode,
+        raw: args.raw,
+        out: io::BufWriter::new(stdout.lock()),
+    };
+    let result = stream_records(
+        progress.wrap_read(input),
+        layout,
+        args.allow_short,
+        &mut sink,
+    );
+    progress.finish_and_clear();
+    sink.out.flush()?;
+    result?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Hashes record batches and writes their digests.
+struct Sink<'a, W: Write> {
+    engine: &'a Engine,
+    mode: &'a HashMode,
+    raw: bool,
+    out: W,
+}
+
+impl<W: Write> Sink<'_, W> {
+    /// Hashes `data` cut at `offsets` and writes the digests in order.
+    fn batch(&mut self, data: &[u8], offsets: &[u64]) -> Result<(), CliError> {
+        let mut digests = vec![[0u8; 32]; offsets.len() - 1];
+        self.engine
+            .hash_packed_into(self.mode.mode(), data, offsets, &mut digests)
+            .map_err(|error| CliError::Message(error.to_string()))?;
+        for digest in &digests {
+            self.digest(digest)?;
+        }
+        Ok(())
+    }
+
+    fn digest(&mut self, digest: &[u8; 32]) -> Result<(), CliError> {
+        if self.raw {
+            self.out.write_all(digest)?;
+        } else {
+            writeln!(self.out, "{}", blake3::Hash::from(*digest).to_hex())?;
+        }
+        Ok(())
+    }
+}
+
+/// Reads `input` to its end, cutting records and hashing them in batches.
+fn stream_records<W: Write>(
+    mut input: impl Read,
+    layout: Layout,
+    allow_short: bool,
+    sink: &mut Sink<'_, W>,
+) -> Result<(), CliError> {
+    // `buffer[..filled]` holds input not yet hashed, starting at a record
+    // boundary (or inside a long record being streamed through `long`).
+    let mut buffer = vec![0u8; PIECE];
+    let mut filled = 0;
+    let mut long: Option<blake3::Hasher> = None;
+    let mut offsets: Vec<u64> = Vec::with_capacity(RECORDS_PER_BATCH + 1);
+    loop {
+        let read = read_some(&mut input, &mut buffer[filled..])?;
+        let at_end = read == 0;
+        filled += read;
+        let mut start = 0;
+        match layout {
+            Layout::Sized(size) => {
+                if let Some(hasher) = long.as_mut() {
+                    // Finish a record longer than the buffer.
+                    let take = (size - hasher.count() as usize).min(filled);
+                    hasher.update_rayon(&buffer[..take]);
+                    start = take;
+                    if hasher.count() as usize == size {
+                        let digest = *long.take().expect("hasher").finalize().as_bytes();
+                        sink.digest(&digest)?;
+                    }
+                }
+                if long.is_none() {
+                    start = cut_sized(&buffer[..filled], start, size, &mut offsets, sink)?;
+                    if size > buffer.len() && start == 0 && filled == buffer.len() {
+                        // A record larger than the buffer: stream it
+                        // through a hasher rather than grow the buffer.
+                        let mut hasher = sink.mode.hasher();
+                        hasher.update_rayon(&buffer[..filled]);
+                        long = Some(hasher);
+                        start = filled;
+                    }
+                }
+            }
+            Layout::Delimited(delimiter) => {
+                if let Some(hasher) = long.as_mut() {
+                    // Finish a record that began in an earlier piece.
+                    match memchr::memchr(delimiter, &buffer[..filled]) {
+                        Some(end) => {
+                            hasher.update_rayon(&buffer[..end]);
+                            let digest = *long.take().expect("hasher").finalize().as_bytes();
+                            sink.digest(&digest)?;
+                            start = end + 1;
+                        }
+                        None => {
+                            hasher.update_rayon(&buffer[..filled]);
+                            start = filled;
+                        }
+                    }
+                }
+                if long.is_none() {
+                    start = cut_delimited(&buffer[..filled], start, delimiter, sink)?;
+                    if start == 0 && filled == buffer.len() {
+                        // One record fills the whole buffer: stream it.
+                        let mut hasher = sink.mode.hasher();
+                        hasher.update_rayon(&buffer[..filled]);
+                        long = Some(hasher);
+                        start = filled;
+                    }
+                }
+            }
+        }
+        // Keep the unfinished record at the front of the buffer.
+        buffer.copy_within(start..filled, 0);
+        filled -= start;
+        if at_end {
+            return finish(layout, allow_short, &buffer[..filled], long, sink);
+        }
+    }
+}
+
+/// Hashes the whole `size`-byte records in `data[start..]` in batches;
+/// returns where the unfinished last record starts.
+fn cut_sized<W: Write>(
+    data: &[u8],
+    mut start: usize,
+    size: usize,
+    offsets: &mut Vec<u64>,
+    sink: &mut Sink<'_, W>,
+) -> Result<usize, CliError> {
+    while data.len() - start >= size {
+        offsets.clear();
+        offsets.push(start as u64);
+        while data.len() - start >= size && offsets.len() <= RECORDS_PER_BATCH {
+            start += size;
+            offsets.push(start as u64);
+        }
+        sink.batch(&data[..start], offsets)?;
+    }
+    Ok(start)
+}
+
+/// Hashes the complete records in `data[start..]` in batches; returns where
+/// the unfinished last record starts.
+fn cut_delimited<W: Write>(
+    data: &[u8],
+    mut start: usize,
+    delimiter: u8,
+    sink: &mut Sink<'_, W>,
+) -> Result<usize, CliError> {
+    loop {
+        // Records are not back to back (delimiters sit between them), so
+        // they go to the engine as slices.
+        let mut records: Vec<&[u8]> = Vec::with_capacity(1024);
+        let mut cursor = start;
+        while records.len() < RECORDS_PER_BATCH {
+            match memchr::memchr(delimiter, &data[cursor..]) {
+                Some(at) => {
+                    records.push(&data[cursor..cursor + at]);
+                    cursor += at + 1;
+                }
+                None => break,
+            }
+        }
+        if records.is_empty() {
+            return Ok(start);
+        }
+        let mut digests = vec![[0u8; 32]; records.len()];
+        sink.engine
+            .hash_slices_into(sink.mode.mode(), &records, &mut digests)
+            .map_err(|error| CliError::Message(error.to_string()))?;
+        for digest in &digests {
+            sink.digest(digest)?;
+        }
+        start = cursor;
+    }
+}
+
+/// The input ended: hash what is left of the last record.
+fn finish<W: Write>(
+    layout: Layout,
+    allow_short: bool,
+    rest: &[u8],
+    long: Option<blake3::Hasher>,
+    sink: &mut Sink<'_, W>,
+) -> Result<(), CliError> {
+    let partial = long.as_ref().map_or(0, |hasher| hasher.count() as usize) + rest.len();
+    if partial == 0 {
+        return Ok(());
+    }
+    if let Layout::Sized(size) = layout {
+        if !allow_short {
+            return Err(CliError::Message(format!(
+                "the last record has {partial} bytes, not {size}: the input is not a whole \
+                 number of records (pass --allow-short to hash the short record too)"
+            )));
+        }
+    }
+    let mut hasher = long.unwrap_or_else(|| sink.mode.hasher());
+    hasher.update(rest);
+    sink.digest(hasher.finalize().as_bytes())
+}
+
+fn read_some(input: &mut impl Read, buffer: &mut [u8]) -> Result<usize, CliError> {
+    loop {
+        match input.read(buffer) {
+            Ok(read) => return Ok(read),
+            Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
+            Err(error) => return Err(CliError::Message(format!("reading the input: {error}"))),
+        }
+    }
+}

@@ -1,0 +1,596 @@
+//! The `b3batch` binary, run as a user would: b3sum's formats and check
+//! round trips, records in every layout, streaming with bounded memory, and
+//! the error cases. Expected digests come from the official vectors or the
+//! `blake3` crate, never from running b3sum.
+
+mod common;
+
+use std::borrow::BorrowMut;
+use std::fs;
+use std::io::{Read, Write};
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+use common::{vector_input, vectors};
+
+fn b3batch() -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_b3batch"));
+    // The CPU path unless a test asks otherwise: quick to start.
+    command.env_remove("B3BATCH_CPU");
+    command
+}
+
+/// Runs with `stdin` fed in and returns the output.
+fn run(mut command: impl BorrowMut<Command>, stdin: &[u8]) -> Output {
+    let command = command.borrow_mut();
+    command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = command.spawn().expect("b3batch starts");
+    let mut input = child.stdin.take().expect("stdin");
+    let stdin = stdin.to_vec();
+    let writer = std::thread::spawn(move || {
+        // The child may exit without reading everything.
+        let _ = input.write_all(&stdin);
+    });
+    let output = child.wait_with_output().expect("b3batch runs");
+    writer.join().unwrap();
+    output
+}
+
+fn text(bytes: &[u8]) -> &str {
+    std::str::from_utf8(bytes).expect("utf-8 output")
+}
+
+fn hex(digest: &[u8; 32]) -> String {
+    blake3::Hash::from(*digest).to_hex().to_string()
+}
+
+/// A directory holding one file per official vector length (named `v<len>`),
+/// with the vectors' expected digests.
+struct VectorFiles {
+    dir: tempfile::TempDir,
+    files: Vec<(String, common::Case)>,
+    key: [u8; 32],
+    context: String,
+}
+
+fn vector_files() -> VectorFiles {
+    let vectors = vectors();
+    let dir = tempfile::tempdir().unwrap();
+    let files = vectors
+        .cases
+        .into_iter()
+        .map(|case| {
+            let name = format!("v{:05}", case.input_len);
+            fs::write(dir.path().join(&name), vector_input(case.input_len)).unwrap();
+            (name, case)
+        })
+        .collect();
+    VectorFiles {
+        dir,
+        files,
+        key: vectors.key,
+        context: vectors.context,
+    }
+}
+
+impl VectorFiles {
+    fn command(&self, args: &[&str]) -> Command {
+        let mut command = b3batch();
+        command.current_dir(self.dir.path()).args(args);
+        command.args(self.files.iter().map(|(name, _)| name));
+        command
+    }
+}
+
+#[test]
+fn hash_prints_b3sum_lines_for_every_vector_in_every_mode() {
+    let files = vector_files();
+    let plain = run(files.command(&["hash"]), b"");
+    assert!(plain.status.success(), "{}", text(&plain.stderr));
+    let want: String = files
+        .files
+        .iter()
+        .map(|(name, case)| format!("{}  {name}\n", hex(&case.hash)))
+        .collect();
+    assert_eq!(text(&plain.stdout), want);
+
+    let keyed = run(files.command(&["hash", "--keyed"]), &files.key);
+    assert!(keyed.status.success(), "{}", text(&keyed.stderr));
+    let want: String = files
+        .files
+        .iter()
+        .map(|(name, case)| format!("{}  {name}\n", hex(&case.keyed_hash)))
+        .collect();
+    assert_eq!(text(&keyed.stdout), want);
+
+    let derived = run(
+        files.command(&["hash", "--derive-key", &files.context, "--tag"]),
+        b"",
+    );
+    assert!(derived.status.success(), "{}", text(&derived.stderr));
+    let want: String = files
+        .files
+        .iter()
+        .map(|(name, case)| format!("BLAKE3 ({name}) = {}\n", hex(&case.derive_key)))
+        .collect();
+    assert_eq!(text(&derived.stdout), want);
+
+    let bare = run(files.command(&["hash", "--no-names"]), b"");
+    let want: String = files
+        .files
+        .iter()
+        .map(|(_, case)| format!("{}\n", hex(&case.hash)))
+        .collect();
+    assert_eq!(text(&bare.stdout), want);
+}
+
+#[test]
+fn hash_runs_the_same_on_the_gpu() {
+    if common::gpu_engine(None).is_none() {
+        return;
+    }
+    let files = vector_files();
+    let cpu = run(files.command(&["hash", "--backend", "cpu"]), b"");
+    let gpu = run(
+        files.command(&["hash", "--backend", "gpu", "--threads", "2"]),
+        b"",
+    );
+    assert!(gpu.status.success(), "{}", text(&gpu.stderr));
+    assert_eq!(text(&gpu.stdout), text(&cpu.stdout));
+}
+
+#[test]
+fn stdin_raw_and_the_key_on_stdin() {
+    let input = vector_input(1025);
+    let out = run(b3batch().arg("hash"), &input);
+    assert_eq!(
+        text(&out.stdout),
+        format!("{}  -\n", blake3::hash(&input).to_hex())
+    );
+    let out = run(b3batch().args(["hash", "-"]), &input);
+    assert_eq!(
+        text(&out.stdout),
+        format!("{}  -\n", blake3::hash(&input).to_hex())
+    );
+    let out = run(b3batch().args(["hash", "--raw"]), &input);
+    assert_eq!(out.stdout, blake3::hash(&input).as_bytes());
+
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("f");
+    fs::write(&file, &input).unwrap();
+    let key = [3u8; 32];
+    let out = run(
+        b3batch().args(["hash", "--keyed", "--no-names"]).arg(&file),
+        &key,
+    );
+    assert_eq!(
+        text(&out.stdout),
+        format!("{}\n", blake3::keyed_hash(&key, &input).to_hex())
+    );
+    for bad_key in [&key[..31], &[3u8; 33][..]] {
+        let out = run(b3batch().args(["hash", "--keyed"]).arg(&file), bad_key);
+        assert_eq!(out.status.code(), Some(1));
+        assert!(
+            text(&out.stderr).contains("exactly 32 bytes"),
+            "{}",
+            text(&out.stderr)
+        );
+        assert!(out.stdout.is_empty());
+    }
+    // --raw takes one input only.
+    let out = run(b3batch().args(["hash", "--raw"]).arg(&file).arg(&file), b"");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty());
+}
+
+#[cfg(unix)]
+#[test]
+fn names_with_backslashes_and_newlines_are_escaped_like_b3sum() {
+    let dir = tempfile::tempdir().unwrap();
+    let vectors = vectors();
+    let case = &vectors.cases[5];
+    let content = vector_input(case.input_len);
+    let names = ["back\\slash", "new\nline", "both\\\n", "plain"];
+    for name in names {
+        fs::write(dir.path().join(name), &content).unwrap();
+    }
+    let digest = hex(&case.hash);
+    let mut command = b3batch();
+    command.current_dir(dir.path()).arg("hash").args(names);
+    let out = run(command, b"");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let want = format!(
+        "\\{digest}  back\\\\slash\n\\{digest}  new\\nline\n\\{digest}  both\\\\\\n\n{digest}  plain\n"
+    );
+    assert_eq!(text(&out.stdout), want);
+    let mut command = b3batch();
+    command
+        .current_dir(dir.path())
+        .args(["hash", "--tag", "new\nline"]);
+    let out = run(command, b"");
+    assert_eq!(
+        text(&out.stdout),
+        format!("\\BLAKE3 (new\\nline) = {digest}\n")
+    );
+
+    // Those lines check back, from a file and from stdin.
+    fs::write(dir.path().join("sums"), &want).unwrap();
+    let mut command = b3batch();
+    command
+        .current_dir(dir.path())
+        .args(["hash", "--check", "sums"]);
+    let out = run(command, b"");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stdout),
+        "\\back\\\\slash: OK\n\\new\\nline: OK\n\\both\\\\\\n: OK\nplain: OK\n"
+    );
+}
+
+#[test]
+fn check_round_trips_success_a_changed_file_and_a_missing_file() {
+    let files = vector_files();
+    let dir = files.dir.path();
+    // Hand-written checkfile in both b3sum formats, from the vectors.
+    let mut sums = String::new();
+    for (index, (name, case)) in files.files.iter().enumerate() {
+        if index % 2 == 0 {
+            sums += &format!("{}  {name}\n", hex(&case.hash));
+        } else {
+            sums += &format!("BLAKE3 ({name}) = {}\n", hex(&case.hash));
+        }
+    }
+    fs::write(dir.join("sums"), &sums).unwrap();
+    let check = |args: &[&str], stdin: &[u8]| {
+        let mut command = b3batch();
+        command
+            .current_dir(dir)
+            .args(["hash", "--check"])
+            .args(args);
+        run(command, stdin)
+    };
+    let ok = check(&["sums"], b"");
+    assert!(ok.status.success(), "{}", text(&ok.stderr));
+    let want: String = files
+        .files
+        .iter()
+        .map(|(name, _)| format!("{name}: OK\n"))
+        .collect();
+    assert_eq!(text(&ok.stdout), want);
+    let quiet = check(&["--quiet", "-"], sums.as_bytes());
+    assert!(quiet.status.success());
+    assert_eq!(text(&quiet.stdout), "");
+
+    // hash's own output checks back.
+    let produced = run(files.command(&["hash"]), b"");
+    let again = check(&[], &produced.stdout);
+    assert!(again.status.success(), "{}", text(&again.stdout));
+
+    let (changed, _) = &files.files[3];
+    let (missing, _) = &files.files[7];
+    fs::write(dir.join(changed), b"changed").unwrap();
+    fs::remove_file(dir.join(missing)).unwrap();
+    let bad = check(&["-q", "sums"], b"");
+    assert_eq!(bad.status.code(), Some(1));
+    let stdout = text(&bad.stdout);
+    assert!(
+        stdout.starts_with(&format!("{changed}: FAILED\n{missing}: FAILED (")),
+        "{stdout}"
+    );
+    assert_eq!(stdout.lines().count(), 2, "{stdout}");
+    assert!(
+        text(&bad.stderr).contains("WARNING: 2 computed checksums did NOT match"),
+        "{}",
+        text(&bad.stderr)
+    );
+
+    // A malformed line is reported and counted; the rest still checks.
+    let (first, case) = &files.files[0];
+    let mixed = format!("not a check line\n{}  {first}\n", hex(&case.hash));
+    let out = check(&["-"], mixed.as_bytes());
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(text(&out.stdout), format!("{first}: OK\n"));
+    assert!(text(&out.stderr).contains("Invalid check line format"));
+}
+
+#[test]
+fn unreadable_inputs_are_reported_and_the_rest_still_hashed() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("good"), b"good").unwrap();
+    fs::create_dir(dir.path().join("sub")).unwrap();
+    fs::write(dir.path().join("sub").join("inner"), b"inner").unwrap();
+    let mut command = b3batch();
+    command
+        .current_dir(dir.path())
+        .args(["hash", "gone", "good", "sub", "good"]);
+    let out = run(command, b"");
+    assert_eq!(out.status.code(), Some(1));
+    let digest = blake3::hash(b"good").to_hex();
+    assert_eq!(
+        text(&out.stdout),
+        format!("{digest}  good\n{digest}  good\n")
+    );
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("b3batch: gone: "), "{stderr}");
+    assert!(stderr.contains("b3batch: sub: Is a directory"), "{stderr}");
+
+    // -r hashes a tree, entries sorted.
+    let mut command = b3batch();
+    command.current_dir(dir.path()).args(["hash", "-r", "."]);
+    let out = run(command, b"");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let inner = blake3::hash(b"inner").to_hex();
+    assert_eq!(
+        text(&out.stdout),
+        format!("{digest}  ./good\n{inner}  ./sub/inner\n")
+    );
+}
+
+#[test]
+fn many_small_files_hash_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let names: Vec<String> = (0..3000).map(|i| format!("f{i}")).collect();
+    let mut want = String::new();
+    for (i, name) in names.iter().enumerate() {
+        let content = vector_input(i % 1500);
+        fs::write(dir.path().join(name), &content).unwrap();
+        want += &format!("{}  {name}\n", blake3::hash(&content).to_hex());
+    }
+    // One large file in the middle is streamed, in its place.
+    let large = vector_input(3 << 20);
+    fs::write(dir.path().join("large"), &large).unwrap();
+    let mut command = b3batch();
+    command
+        .current_dir(dir.path())
+        .arg("hash")
+        .args(&names[..1500])
+        .arg("large")
+        .args(&names[1500..]);
+    let out = run(command, b"");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let lines: Vec<&str> = want.lines().collect();
+    let large_line = format!("{}  large", blake3::hash(&large).to_hex());
+    let want = [&lines[..1500], &[large_line.as_str()], &lines[1500..]]
+        .concat()
+        .join("\n")
+        + "\n";
+    assert_eq!(text(&out.stdout), want);
+}
+
+/// The `blake3_batch` digests of these records, as hex lines.
+fn record_lines(records: &[&[u8]]) -> String {
+    blake3_batch::hash_many(records)
+        .iter()
+        .map(|digest| format!("{}\n", digest.to_hex()))
+        .collect()
+}
+
+#[test]
+fn records_in_every_layout_match_hash_many() {
+    let lines_input = b"alpha\n\nbeta\ngamma without newline";
+    let out = run(b3batch().args(["records", "--lines"]), lines_input);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let records: Vec<&[u8]> = vec![b"alpha", b"", b"beta", b"gamma without newline"];
+    assert_eq!(text(&out.stdout), record_lines(&records));
+    // A final newline ends the last record; it does not start another.
+    let out = run(b3batch().args(["records", "--lines"]), b"a\nb\n");
+    assert_eq!(text(&out.stdout), record_lines(&[b"a", b"b"]));
+    let out = run(b3batch().args(["records", "--lines"]), b"");
+    assert_eq!(text(&out.stdout), "");
+
+    let out = run(b3batch().args(["records", "-0"]), b"x\0yy\0\0zzz");
+    assert_eq!(text(&out.stdout), record_lines(&[b"x", b"yy", b"", b"zzz"]));
+
+    let data: Vec<u8> = vector_input(7 * 100);
+    let chunks: Vec<&[u8]> = data.chunks(7).collect();
+    let out = run(b3batch().args(["records", "--size", "7"]), &data);
+    assert_eq!(text(&out.stdout), record_lines(&chunks));
+    let out = run(b3batch().args(["records", "--size", "7", "--raw"]), &data);
+    let raw: Vec<u8> = blake3_batch::hash_many(&chunks)
+        .iter()
+        .flat_map(|digest| *digest.as_bytes())
+        .collect();
+    assert_eq!(out.stdout, raw);
+
+    // A short last record is an error, unless allowed.
+    let short = &data[..7 * 3 + 2];
+    let out = run(b3batch().args(["records", "--size", "7"]), short);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(text(&out.stdout), record_lines(&chunks[..3]));
+    assert!(
+        text(&out.stderr).contains("--allow-short"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = run(
+        b3batch().args(["records", "--size", "7", "--allow-short"]),
+        short,
+    );
+    assert!(out.status.success());
+    assert_eq!(
+        text(&out.stdout),
+        record_lines(&short.chunks(7).collect::<Vec<_>>())
+    );
+
+    // Keyed and derive-key records; the key comes from stdin, so the
+    // records from a file.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("records");
+    fs::write(&file, lines_input).unwrap();
+    let key = [9u8; 32];
+    let out = run(
+        b3batch().args(["records", "--lines", "--keyed"]).arg(&file),
+        &key,
+    );
+    let want: String = records
+        .iter()
+        .map(|r| format!("{}\n", blake3::keyed_hash(&key, r).to_hex()))
+        .collect();
+    assert_eq!(text(&out.stdout), want);
+    let out = run(
+        b3batch()
+            .args(["records", "--lines", "--derive-key", "ctx"])
+            .arg(&file),
+        b"",
+    );
+    let want: String = records
+        .iter()
+        .map(|r| format!("{}\n", hex(&blake3::derive_key("ctx", r))))
+        .collect();
+    assert_eq!(text(&out.stdout), want);
+}
+
+#[test]
+fn records_longer_than_the_read_buffer_stream_through() {
+    // Lines of 20 MiB and 1 byte, and fixed records of 9 MiB: longer than
+    // the 8 MiB read piece.
+    let long: Vec<u8> = vector_input(20 << 20)
+        .into_iter()
+        .map(|byte| if byte == b'\n' { b'N' } else { byte })
+        .collect();
+    let mut input = long.clone();
+    input.extend_from_slice(b"\nx\n");
+    input.extend_from_slice(&long[..5]);
+    let out = run(b3batch().args(["records", "--lines"]), &input);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), record_lines(&[&long, b"x", &long[..5]]));
+
+    let size = 9 << 20;
+    let data = &long[..2 * size + 100];
+    let out = run(
+        b3batch().args(["records", "--size", &size.to_string(), "--allow-short"]),
+        data,
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let chunks: Vec<&[u8]> = data.chunks(size).collect();
+    assert_eq!(text(&out.stdout), record_lines(&chunks));
+}
+
+/// 1 GiB of records through a process whose address space is capped at
+/// 768 MiB: it can only finish by streaming.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_large_input_streams_in_bounded_memory() {
+    let script = format!(
+        "ulimit -v {}; exec \"$0\" records --size 4096 --raw --threads 2",
+        768 * 1024
+    );
+    let mut child = Command::new("sh")
+        .args(["-c", &script, env!("CARGO_BIN_EXE_b3batch")])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let piece = vector_input(1 << 20);
+    let writer = std::thread::spawn(move || {
+        let mut reference = blake3::Hasher::new();
+        for _ in 0..1024 {
+            if stdin.write_all(&piece).is_err() {
+                break;
+            }
+        }
+        // Each 4096-byte record of the repeated piece: 256 distinct ones.
+        for record in piece.chunks(4096) {
+            reference.update(blake3::hash(record).as_bytes());
+        }
+        reference.finalize()
+    });
+    let mut stdout = Vec::new();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_end(&mut stdout)
+        .unwrap();
+    let status = child.wait().unwrap();
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    let piece_digests = writer.join().unwrap();
+    assert!(status.success(), "{stderr}");
+    assert_eq!(stdout.len(), 32 * (1 << 30) / 4096);
+    // The digests repeat the first piece's 256 every 8 KiB of output.
+    let mut first = blake3::Hasher::new();
+    first.update(&stdout[..256 * 32]);
+    assert_eq!(first.finalize(), piece_digests);
+    assert!(stdout
+        .chunks(256 * 32)
+        .all(|chunk| chunk == &stdout[..256 * 32]));
+}
+
+#[cfg(unix)]
+#[test]
+fn a_closed_stdout_ends_quietly() {
+    let mut child = b3batch()
+        .args(["records", "--size", "1"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(&vector_input(4 << 20));
+    });
+    // Read one line, then hang up, as `| head -1` does.
+    let mut stdout = child.stdout.take().unwrap();
+    let mut first = [0u8; 65];
+    stdout.read_exact(&mut first).unwrap();
+    drop(stdout);
+    let output = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    assert!(output.status.success(), "{:?}", output.status);
+    assert_eq!(text(&output.stderr), "");
+}
+
+#[test]
+fn bad_flags_get_usage_and_info_reports_the_machine() {
+    let out = run(b3batch().args(["hash", "--no-such-flag"]), b"");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("Usage"), "{}", text(&out.stderr));
+    let out = run(b3batch().args(["records"]), b"");
+    assert_eq!(out.status.code(), Some(2), "a layout is required");
+    let out = run(b3batch().args(["hash", "--check", "--tag"]), b"");
+    assert_eq!(out.status.code(), Some(2));
+    let out = run(b3batch().args(["hash", "--threads", "0", "x"]), b"");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("threads"),
+        "{}",
+        text(&out.stderr)
+    );
+
+    let out = run(b3batch().arg("info"), b"");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    for field in ["cpu: ", "cpu backends: ", "engine: ", "profile: "] {
+        assert!(stdout.contains(field), "{stdout}");
+    }
+    assert!(stdout.contains("gpu adapter"), "{stdout}");
+    let out = run(
+        b3batch().args(["--backend", "cpu", "--threads", "1", "info"]),
+        b"",
+    );
+    assert!(
+        text(&out.stdout).contains("1 threads"),
+        "{}",
+        text(&out.stdout)
+    );
+}
+
+#[test]
+fn missing_checkfile_is_an_error_naming_it() {
+    let out = run(b3batch().args(["hash", "-c", "/nonexistent/sums"]), b"");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("/nonexistent/sums"));
+    assert!(Path::new(env!("CARGO_BIN_EXE_b3batch")).exists());
+}
