@@ -175,3 +175,22 @@ impl<S: BlobSource> BlobSource for Subset<'_, S> {
         self.source.blob(self.indices[index])
     }
 }
+
+/// A contiguous run of another source's blobs (one side of a split batch).
+pub(crate) struct Span<'a, S> {
+    pub source: &'a S,
+    pub start: usize,
+    pub len: usize,
+}
+
+impl<S: BlobSource> BlobSource for Span<'_, S> {
+    #[inline]
+    fn count(&self) -> usize {
+        self.len
+    }
+
+    #[inline]
+    fn blob(&self, index: usize) -> &[u8] {
+        self.source.blob(self.start + index)
+    }
+}

@@ -6,19 +6,22 @@ use std::time::Duration;
 
 use blake3::Hash;
 
-use crate::blobs::{check_output, BlobSource, Offset, Packed, Records, Slices, Subset};
+use crate::blobs::{check_output, BlobSource, Offset, Packed, Records, Slices, Span, Subset};
 use crate::cpu::batch::{hash_one, hash_source, Threads};
 use crate::cpu::{CpuBackend, Kernel};
 use crate::error::{Error, ErrorKind};
 use crate::gpu::{self, Gpu, GpuInfo, GpuTimings};
 use crate::mode::Mode;
+use crate::profile::{cpu_model, profile_path};
+use crate::scheduler::{self, BatchShape, Choice, Plan, Profile};
 
 /// Where batches run.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Backend {
-    /// The fastest available (today: the CPU; a GPU is never picked
-    /// without a cost model saying it is faster).
+    /// Per batch, the CPU, the GPU or both at once, whichever the cost
+    /// model predicts is fastest from the engine's [`Profile`]. Without a
+    /// calibrated profile, and on software adapters, always the CPU.
     #[default]
     Auto,
     /// The CPU lane kernel across cores.
@@ -51,8 +54,11 @@ struct Inner {
     threads: usize,
     /// `None` with `threads > 1`: rayon's global pool.
     pool: Option<rayon::ThreadPool>,
-    /// The opened GPU, for [`Backend::Gpu`].
+    /// The opened GPU, for [`Backend::Gpu`], or for [`Backend::Auto`] when
+    /// the profile has a usable one.
     gpu: Option<Gpu>,
+    /// The rates [`Backend::Auto`] plans with.
+    profile: Profile,
 }
 
 /// Settings for an [`Engine`]; see [`Engine::builder`].
@@ -63,6 +69,8 @@ pub struct EngineBuilder {
     cpu: Option<CpuBackend>,
     gpu_memory_budget: Option<u64>,
     gpu_timeout: Option<Duration>,
+    profile: Option<Profile>,
+    profile_file: Option<std::path::PathBuf>,
 }
 
 impl EngineBuilder {
@@ -104,14 +112,52 @@ impl EngineBuilder {
         self
     }
 
-    /// Checks the settings, detects the CPU, starts the threads and, for
-    /// [`Backend::Gpu`], opens the adapter and compiles the shader.
+    /// The rates [`Backend::Auto`] plans with, instead of the profile saved
+    /// by calibration (for tests, and for callers that keep their own).
+    pub fn profile(mut self, profile: Profile) -> Self {
+        self.profile = Some(profile);
+        self
+    }
+
+    /// Loads the saved profile from this file instead of
+    /// [`profile_path`](crate::profile_path)'s.
+    pub fn profile_file(mut self, path: impl Into<std::path::PathBuf>) -> Self {
+        self.profile_file = Some(path.into());
+        self
+    }
+
+    /// Checks the settings, detects the CPU, starts the threads, loads the
+    /// profile and, for [`Backend::Gpu`] (or [`Backend::Auto`] with a
+    /// profile whose GPU is worth using), opens the adapter and compiles the
+    /// shader. A corrupt or foreign saved profile is ignored with a warning
+    /// on stderr.
     pub fn build(self) -> Result<Engine, Error> {
-        let gpu = match self.backend {
-            Backend::Gpu => Some(Gpu::open(
+        let injected = self.profile.is_some();
+        let mut profile = self
+            .profile
+            .or_else(|| Profile::load_saved(self.profile_file.or_else(profile_path).as_deref()))
+            .unwrap_or_else(|| Profile::conservative(cpu_model()));
+        let open = || {
+            Gpu::open(
                 self.gpu_memory_budget.unwrap_or(gpu::DEFAULT_BUDGET),
                 self.gpu_timeout.unwrap_or(gpu::DEFAULT_TIMEOUT),
-            )?),
+            )
+        };
+        let gpu = match self.backend {
+            Backend::Gpu => Some(open()?),
+            Backend::Auto if profile.gpu.as_ref().is_some_and(|gpu| !gpu.software) => {
+                // Auto falls back to the CPU when the GPU is gone or is not
+                // the one the saved profile measured.
+                match open() {
+                    Ok(gpu) if injected || profile.adapter.as_deref() == Some(&gpu.info().name) => {
+                        Some(gpu)
+                    }
+                    _ => {
+                        profile.gpu = None;
+                        None
+                    }
+                }
+            }
             Backend::Auto | Backend::Cpu => None,
         };
         let kernel = match self.cpu.map(Ok).or_else(CpuBackend::from_env) {
@@ -137,6 +183,7 @@ impl EngineBuilder {
         let mut engine = Engine::from_parts(self.backend, kernel, threads, pool);
         if let Some(inner) = Arc::get_mut(&mut engine.inner) {
             inner.gpu = gpu;
+            inner.profile = profile;
         }
         Ok(engine)
     }
@@ -156,6 +203,7 @@ impl Engine {
                 threads,
                 pool,
                 gpu: None,
+                profile: Profile::conservative(cpu_model()),
             }),
         }
     }
@@ -189,6 +237,40 @@ impl Engine {
     /// `None` unless the backend is [`Backend::Gpu`].
     pub fn gpu_info(&self) -> Option<&GpuInfo> {
         self.inner.gpu.as_ref().map(Gpu::info)
+    }
+
+    /// The rates [`Backend::Auto`] plans with.
+    pub fn profile(&self) -> &Profile {
+        &self.inner.profile
+    }
+
+    /// Measures this machine's rates (the CPU backend on one thread and on
+    /// the engine's threads; the GPU, when the engine has one) in well
+    /// under a second. Save the result with [`Profile::save`] to
+    /// [`profile_path`](crate::profile_path) for later engines to load.
+    pub fn calibrate(&self) -> Result<Profile, Error> {
+        crate::calibrate::calibrate(self)
+    }
+
+    /// Where a batch of this shape would run, and the predicted times
+    /// behind the choice. [`Backend::Cpu`] and [`Backend::Gpu`] engines
+    /// report their fixed choice with the model's predictions beside it.
+    pub fn plan(&self, shape: &BatchShape) -> Plan {
+        let mut profile_view;
+        let profile = if self.inner.gpu.is_some() {
+            &self.inner.profile
+        } else {
+            profile_view = self.inner.profile.clone();
+            profile_view.gpu = None;
+            &profile_view
+        };
+        let mut plan = scheduler::plan(shape, profile, self.inner.threads);
+        match self.inner.backend {
+            Backend::Cpu => plan.choice = Choice::Cpu,
+            Backend::Gpu => plan.choice = Choice::Gpu,
+            Backend::Auto => {}
+        }
+        plan
     }
 
     /// Where the last GPU batch spent its time (pack, upload, dispatch,
@@ -308,12 +390,75 @@ impl Engine {
         out: &mut [[u8; 32]],
     ) -> Result<(), Error> {
         check_output(source.count(), out)?;
-        match &self.inner.gpu {
-            Some(gpu) if !out.is_empty() => self.run_gpu(gpu, mode, source, out),
+        let gpu = match &self.inner.gpu {
+            Some(gpu) if !out.is_empty() => gpu,
             _ => {
-                hash_source(self.inner.kernel, self.cpu_threads(), mode, source, out);
-                Ok(())
+                self.run_cpu(mode, source, out);
+                return Ok(());
             }
+        };
+        if self.inner.backend == Backend::Gpu {
+            return self.run_gpu(gpu, mode, source, out);
+        }
+        let shape = BatchShape::from_lengths((0..source.count()).map(|i| source.blob(i).len()));
+        let plan = scheduler::plan(&shape, &self.inner.profile, self.inner.threads);
+        // Auto never fails on a GPU error: the CPU redoes that part.
+        match plan.choice {
+            Choice::Cpu => self.run_cpu(mode, source, out),
+            Choice::Gpu => {
+                if self.run_gpu(gpu, mode, source, out).is_err() {
+                    self.run_cpu(mode, source, out);
+                }
+            }
+            Choice::Split { gpu_blobs } => {
+                let (gpu_out, cpu_out) = out.split_at_mut(gpu_blobs);
+                let gpu_part = Span {
+                    source,
+                    start: 0,
+                    len: gpu_blobs,
+                };
+                let cpu_part = Span {
+                    source,
+                    start: gpu_blobs,
+                    len: cpu_out.len(),
+                };
+                let gpu_result = std::thread::scope(|scope| {
+                    scope.spawn(|| self.run_cpu(mode, &cpu_part, cpu_out));
+                    self.run_gpu(gpu, mode, &gpu_part, gpu_out)
+                });
+                if gpu_result.is_err() {
+                    self.run_cpu(mode, &gpu_part, gpu_out);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn run_cpu<S: BlobSource>(&self, mode: Mode, source: &S, out: &mut [[u8; 32]]) {
+        hash_source(self.inner.kernel, self.cpu_threads(), mode, source, out);
+    }
+
+    /// The GPU, when the engine has one (for calibration).
+    pub(crate) fn gpu(&self) -> Option<&Gpu> {
+        self.inner.gpu.as_ref()
+    }
+
+    /// Hashes packed blobs on the GPU whatever the backend (calibration).
+    pub(crate) fn hash_packed_on_gpu(
+        &self,
+        data: &[u8],
+        offsets: &[u64],
+        out: &mut [[u8; 32]],
+    ) -> Result<(), Error> {
+        let source = Packed::new(data, offsets)?;
+        check_output(source.count(), out)?;
+        match &self.inner.gpu {
+            Some(gpu) => self.run_gpu(gpu, Mode::Hash, &source, out),
+            None => Err(ErrorKind::BackendUnavailable {
+                backend: "gpu".to_owned(),
+                reason: "this engine has no GPU".to_owned(),
+            }
+            .into()),
         }
     }
 

@@ -113,4 +113,12 @@ pub enum ErrorKind {
         /// The smallest budget that works.
         minimum: u64,
     },
+    /// A profile file could not be read, parsed or written.
+    #[error("profile {}: {reason}", path.display())]
+    Profile {
+        /// The file.
+        path: std::path::PathBuf,
+        /// What was wrong with it.
+        reason: String,
+    },
 }

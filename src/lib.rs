@@ -19,12 +19,15 @@
 //! is reused across batches; the free functions use a shared default engine.
 
 mod blobs;
+mod calibrate;
 mod consts;
 mod cpu;
 mod engine;
 mod error;
 mod gpu;
 mod mode;
+mod profile;
+mod scheduler;
 
 pub use blake3::Hash;
 pub use blobs::Offset;
@@ -33,6 +36,8 @@ pub use engine::{Backend, Engine, EngineBuilder};
 pub use error::{Error, ErrorKind};
 pub use gpu::{gpu_adapters, GpuDeviceType, GpuInfo, GpuTimings};
 pub use mode::Mode;
+pub use profile::{cpu_model, profile_path, PROFILE_ENV};
+pub use scheduler::{BatchShape, Choice, CpuRates, GpuRates, Plan, Profile};
 
 /// `blake3::hash` of every blob, in input order, on every core.
 pub fn hash_many<B: AsRef<[u8]> + Sync>(blobs: &[B]) -> Vec<Hash> {

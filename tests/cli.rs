@@ -594,3 +594,41 @@ fn missing_checkfile_is_an_error_naming_it() {
     assert!(text(&out.stderr).contains("/nonexistent/sums"));
     assert!(Path::new(env!("CARGO_BIN_EXE_b3batch")).exists());
 }
+
+#[test]
+fn calibrate_saves_the_profile_that_info_and_auto_load() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("profile.json");
+    let out = run(
+        b3batch()
+            .env("B3BATCH_PROFILE", &path)
+            .args(["--threads", "2", "calibrate"]),
+        b"",
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("saved"), "{}", text(&out.stdout));
+    let profile = blake3_batch::Profile::load(&path).unwrap();
+    assert_eq!(profile.cpu_model, blake3_batch::cpu_model());
+    let out = run(b3batch().env("B3BATCH_PROFILE", &path).arg("info"), b"");
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains(&format!("profile: {}", path.display())),
+        "{stdout}"
+    );
+    // A corrupt profile is a warning, not a failure.
+    fs::write(&path, b"garbage").unwrap();
+    let out = run(
+        b3batch().env("B3BATCH_PROFILE", &path).args(["hash", "-"]),
+        b"x",
+    );
+    assert!(out.status.success());
+    assert_eq!(
+        text(&out.stdout),
+        format!("{}  -\n", blake3::hash(b"x").to_hex())
+    );
+    assert!(
+        text(&out.stderr).contains("ignoring profile"),
+        "{}",
+        text(&out.stderr)
+    );
+}

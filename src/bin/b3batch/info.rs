@@ -3,14 +3,14 @@
 use std::io::{self, Write};
 use std::process::ExitCode;
 
-use blake3_batch::{gpu_adapters, CpuBackend};
+use blake3_batch::{gpu_adapters, profile_path, CpuBackend, PROFILE_ENV};
 
 use crate::options::{CliError, GlobalArgs};
 
 pub fn run(global: &GlobalArgs) -> Result<ExitCode, CliError> {
     let engine = global.engine()?;
     let mut out = io::stdout().lock();
-    writeln!(out, "cpu: {}", cpu_model())?;
+    writeln!(out, "cpu: {}", blake3_batch::cpu_model())?;
     let features: Vec<String> = CpuBackend::ALL
         .iter()
         .map(|cpu| format!("{cpu} {}", if cpu.is_supported() { "yes" } else { "no" }))
@@ -34,19 +34,65 @@ pub fn run(global: &GlobalArgs) -> Result<ExitCode, CliError> {
     for adapter in adapters {
         writeln!(out, "gpu adapter: {adapter}")?;
     }
-    writeln!(out, "profile: none (Backend::Auto runs on the CPU)")?;
+    let path = profile_path().map_or("(no cache directory)".to_owned(), |path| {
+        path.display().to_string()
+    });
+    let profile = engine.profile();
+    writeln!(
+        out,
+        "profile: {path}: cpu {:.2}/{:.2}/{:.2}/{:.2} GB/s per thread (64 B/256 B/1 KiB/larger), \
+         thread efficiency {:.2}, gpu {}",
+        profile.cpu.tiny_bytes_per_sec / 1e9,
+        profile.cpu.small_bytes_per_sec / 1e9,
+        profile.cpu.chunk_bytes_per_sec / 1e9,
+        profile.cpu.large_bytes_per_sec / 1e9,
+        profile.cpu.thread_efficiency,
+        match &profile.gpu {
+            None => "none".to_owned(),
+            Some(gpu) => format!(
+                "{:.0} us latency, {:.1} M blobs/s, {:.1}/{:.1} GB/s up/down{}",
+                gpu.latency_sec * 1e6,
+                gpu.kernel_blobs_per_sec / 1e6,
+                gpu.upload_bytes_per_sec / 1e9,
+                gpu.download_bytes_per_sec / 1e9,
+                if gpu.software {
+                    ", software (never chosen)"
+                } else {
+                    ""
+                }
+            ),
+        }
+    )?;
     Ok(ExitCode::SUCCESS)
 }
 
-/// The CPU's marketing name where the system says it, else the architecture.
-pub fn cpu_model() -> String {
-    std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|info| {
-            info.lines()
-                .find(|line| line.starts_with("model name"))
-                .and_then(|line| line.split_once(':'))
-                .map(|(_, name)| name.trim().to_owned())
-        })
-        .unwrap_or_else(|| std::env::consts::ARCH.to_owned())
+/// `b3batch calibrate`: measures this machine and saves the profile that
+/// `--backend auto` plans with.
+pub fn calibrate(global: &GlobalArgs) -> Result<ExitCode, CliError> {
+    // Measure the GPU too when there is one, whatever --backend says.
+    let gpu = GlobalArgs {
+        backend: crate::options::BackendArg::Gpu,
+        ..global.clone()
+    };
+    let engine = gpu.engine().or_else(|_| {
+        GlobalArgs {
+            backend: crate::options::BackendArg::Cpu,
+            ..global.clone()
+        }
+        .engine()
+    })?;
+    let profile = engine
+        .calibrate()
+        .map_err(|error| CliError::Message(error.to_string()))?;
+    let path = profile_path().ok_or_else(|| {
+        CliError::Message(format!(
+            "no cache directory: set {PROFILE_ENV} to a file path"
+        ))
+    })?;
+    profile
+        .save(&path)
+        .map_err(|error| CliError::Message(error.to_string()))?;
+    let json = serde_json::to_string_pretty(&profile).unwrap_or_default();
+    println!("saved {}:\n{json}", path.display());
+    Ok(ExitCode::SUCCESS)
 }

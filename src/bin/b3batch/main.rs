@@ -31,8 +31,11 @@ enum Command {
     Hash(hash::HashArgs),
     /// Hash each record of a file or stdin: lines, NUL-separated, or fixed size.
     Records(records::RecordsArgs),
-    /// Show CPU features, backends, threads and GPU adapters.
+    /// Show CPU features, backends, threads, GPU adapters and the profile.
     Info,
+    /// Measure this machine's CPU and GPU rates and save the profile that
+    /// `--backend auto` plans with.
+    Calibrate,
     /// Hash generated blobs and compare throughput with a `blake3::hash` loop.
     Bench(bench::BenchArgs),
 }
@@ -43,6 +46,7 @@ fn main() -> ExitCode {
         Command::Hash(args) => hash::run(args, &cli.global),
         Command::Records(args) => records::run(args, &cli.global),
         Command::Info => info::run(&cli.global),
+        Command::Calibrate => info::calibrate(&cli.global),
         Command::Bench(args) => bench::run(args)
             .map(|()| ExitCode::SUCCESS)
             .map_err(CliError::Message),

@@ -78,12 +78,15 @@ pub fn parse_check_line(line: &str) -> Result<CheckLine, String> {
         Some(rest) => (true, rest),
         None => (false, line),
     };
-    let (hex, name) = if let Some((hex, name)) = body.split_once("  ") {
-        (hex, name)
-    } else if let Some((name, hex)) = body
+    // Tagged lines first: a hex digest never starts with "BLAKE3 (", and a
+    // tagged name may hold two spaces (b3sum reads those lines as untagged
+    // and rejects them; reading them right costs nothing).
+    let (hex, name) = if let Some((name, hex)) = body
         .strip_prefix("BLAKE3 (")
         .and_then(|rest| rest.rsplit_once(") = "))
     {
+        (hex, name)
+    } else if let Some((hex, name)) = body.split_once("  ") {
         (hex, name)
     } else {
         return Err("Invalid check line format".to_owned());

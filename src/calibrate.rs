@@ -1,0 +1,121 @@
+//! Measuring the rates of a [`Profile`] on this machine, in well under a
+//! second: the CPU lanes by blob size on one thread and on all of the
+//! engine's, and the GPU's fixed latency, transfer and shader rates.
+
+use std::time::{Duration, Instant};
+
+use crate::engine::{Backend, Engine};
+use crate::error::Error;
+use crate::gpu::GpuDeviceType;
+use crate::mode::Mode;
+use crate::profile::cpu_model;
+use crate::scheduler::{CpuRates, GpuRates, Profile};
+
+/// Input bytes per CPU measurement.
+const CPU_BYTES: usize = 4 << 20;
+/// Blobs of 1 KiB in the GPU throughput measurement.
+const GPU_BLOBS: usize = 16 * 1024;
+
+/// Generated blobs of `len` bytes, about `bytes` in all, packed.
+fn packed(len: usize, bytes: usize) -> (Vec<u8>, Vec<u64>) {
+    let count = (bytes / len.max(1)).max(2);
+    let data: Vec<u8> = (0..count * len).map(|i| (i * 131 + i / 7) as u8).collect();
+    let offsets = (0..=count).map(|i| (i * len) as u64).collect();
+    (data, offsets)
+}
+
+/// The best of three timed runs after one warm-up.
+fn best_time(mut run: impl FnMut() -> Result<(), Error>) -> Result<Duration, Error> {
+    run()?;
+    let mut best = Duration::MAX;
+    for _ in 0..3 {
+        let started = Instant::now();
+        run()?;
+        best = best.min(started.elapsed());
+    }
+    Ok(best.max(Duration::from_nanos(1)))
+}
+
+fn bytes_per_sec(engine: &Engine, len: usize) -> Result<f64, Error> {
+    let (data, offsets) = packed(len, CPU_BYTES);
+    let mut out = vec![[0u8; 32]; offsets.len() - 1];
+    let time = best_time(|| engine.hash_packed_into(Mode::Hash, &data, &offsets, &mut out))?;
+    Ok(data.len() as f64 / time.as_secs_f64())
+}
+
+/// Measures `engine`'s CPU backend and, when it has one, its GPU.
+pub(crate) fn calibrate(engine: &Engine) -> Result<Profile, Error> {
+    let cpu_engine = |threads| {
+        Engine::builder()
+            .backend(Backend::Cpu)
+            .cpu_backend(engine.cpu_backend())
+            .threads(threads)
+            .build()
+    };
+    let one = cpu_engine(1)?;
+    let mut cpu = CpuRates {
+        tiny_bytes_per_sec: bytes_per_sec(&one, 64)?,
+        small_bytes_per_sec: bytes_per_sec(&one, 256)?,
+        chunk_bytes_per_sec: bytes_per_sec(&one, 1024)?,
+        large_bytes_per_sec: bytes_per_sec(&one, 8192)?,
+        thread_efficiency: 1.0,
+    };
+    let threads = engine.threads();
+    if threads > 1 {
+        let all = cpu_engine(threads)?;
+        let speedup = bytes_per_sec(&all, 1024)? / cpu.chunk_bytes_per_sec;
+        cpu.thread_efficiency = ((speedup - 1.0) / (threads - 1) as f64).clamp(0.05, 1.0);
+    }
+    let (adapter, gpu) = match engine.gpu() {
+        Some(gpu_handle) => {
+            let info = gpu_handle.info().clone();
+            let rates = measure_gpu(engine, info.device_type == GpuDeviceType::Cpu)?;
+            (Some(info.name), Some(rates))
+        }
+        None => (None, None),
+    };
+    Ok(Profile {
+        cpu_model: cpu_model(),
+        adapter,
+        cpu,
+        gpu,
+    })
+}
+
+fn measure_gpu(engine: &Engine, software: bool) -> Result<GpuRates, Error> {
+    let (tiny, tiny_offsets) = packed(64, 128);
+    let mut out = vec![[0u8; 32]; tiny_offsets.len() - 1];
+    let latency = best_time(|| engine.hash_packed_on_gpu(&tiny, &tiny_offsets, &mut out))?;
+    let (data, offsets) = packed(1024, GPU_BLOBS * 1024);
+    let mut out = vec![[0u8; 32]; offsets.len() - 1];
+    let mut best: Option<crate::gpu::GpuTimings> = None;
+    for _ in 0..3 {
+        engine.hash_packed_on_gpu(&data, &offsets, &mut out)?;
+        let timings = engine.last_gpu_timings().unwrap_or_default();
+        if best.as_ref().is_none_or(|best| timings.total < best.total) {
+            best = Some(timings);
+        }
+    }
+    let timings = best.unwrap_or_default();
+    let blobs = (offsets.len() - 1) as f64;
+    let seconds = |duration: Duration| duration.as_secs_f64().max(1e-9);
+    let streaming = seconds(timings.total.saturating_sub(latency));
+    // Without GPU timestamps the stages cannot be told apart: charge it all
+    // to the shader and treat the bus as free (the model then favours the
+    // GPU only where the whole path is fast).
+    let (upload, kernel, download) = match (timings.upload, timings.dispatch, timings.download) {
+        (Some(upload), Some(dispatch), Some(download)) => (
+            timings.bytes_uploaded as f64 / seconds(upload),
+            blobs / seconds(dispatch),
+            32.0 * blobs / seconds(download),
+        ),
+        _ => (1e12, blobs / streaming, 1e12),
+    };
+    Ok(GpuRates {
+        latency_sec: latency.as_secs_f64(),
+        upload_bytes_per_sec: upload,
+        download_bytes_per_sec: download,
+        kernel_blobs_per_sec: kernel,
+        software,
+    })
+}

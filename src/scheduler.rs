@@ -1,0 +1,387 @@
+//! The cost model behind [`Backend::Auto`](crate::Backend::Auto): pure
+//! functions from a batch's shape and a [`Profile`] of measured rates to a
+//! [`Plan`] — CPU, GPU, or both at once with the GPU's share chosen so both
+//! sides finish together. No hardware is touched here, so every decision is
+//! testable with injected profiles.
+
+use serde::{Deserialize, Serialize};
+
+use crate::gpu::fits_gpu;
+
+/// What the model needs to know about a batch.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BatchShape {
+    /// Blobs in the batch.
+    pub blobs: usize,
+    /// Bytes in all blobs.
+    pub bytes: u64,
+    /// Blobs over 1 KiB (always hashed on the CPU).
+    pub large_blobs: usize,
+    /// Bytes in those blobs.
+    pub large_bytes: u64,
+}
+
+impl BatchShape {
+    /// The shape of a slice of blobs.
+    pub fn of<B: AsRef<[u8]>>(blobs: &[B]) -> BatchShape {
+        BatchShape::from_lengths(blobs.iter().map(|blob| blob.as_ref().len()))
+    }
+
+    /// The shape of blobs with these lengths.
+    pub fn from_lengths(lengths: impl IntoIterator<Item = usize>) -> BatchShape {
+        let mut shape = BatchShape::default();
+        for len in lengths {
+            shape.blobs += 1;
+            shape.bytes += len as u64;
+            if !fits_gpu(len) {
+                shape.large_blobs += 1;
+                shape.large_bytes += len as u64;
+            }
+        }
+        shape
+    }
+
+    fn small_blobs(&self) -> usize {
+        self.blobs - self.large_blobs
+    }
+
+    fn small_bytes(&self) -> u64 {
+        self.bytes - self.large_bytes
+    }
+}
+
+/// Measured CPU rates: bytes per second on one thread, by blob size.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CpuRates {
+    /// Blobs of about 64 bytes.
+    pub tiny_bytes_per_sec: f64,
+    /// Blobs of about 256 bytes.
+    pub small_bytes_per_sec: f64,
+    /// Blobs of about 1 KiB.
+    pub chunk_bytes_per_sec: f64,
+    /// Blobs over 1 KiB.
+    pub large_bytes_per_sec: f64,
+    /// What a second thread adds, as a fraction of the first (1.0 is perfect
+    /// scaling).
+    pub thread_efficiency: f64,
+}
+
+/// Measured GPU rates.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GpuRates {
+    /// Fixed cost of one batch: submission, first map, synchronisation.
+    pub latency_sec: f64,
+    /// Host-to-device bytes per second (blob data and table).
+    pub upload_bytes_per_sec: f64,
+    /// Device-to-host bytes per second (digests).
+    pub download_bytes_per_sec: f64,
+    /// Blobs of up to 1 KiB the shader hashes per second.
+    pub kernel_blobs_per_sec: f64,
+    /// A software rasteriser (lavapipe, llvmpipe): never chosen
+    /// automatically, whatever its rates say.
+    pub software: bool,
+}
+
+/// The rates a plan is computed from, and the machine they were measured on.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Profile {
+    /// The CPU the rates belong to.
+    pub cpu_model: String,
+    /// The GPU adapter they belong to, if any.
+    pub adapter: Option<String>,
+    /// CPU rates.
+    pub cpu: CpuRates,
+    /// GPU rates; `None` when there is no usable GPU.
+    pub gpu: Option<GpuRates>,
+}
+
+impl Profile {
+    /// Conservative rates for a machine never calibrated: a CPU a little
+    /// slower than this project's development machine, and no GPU, so no
+    /// batch goes to a GPU until one has been measured.
+    pub fn conservative(cpu_model: String) -> Profile {
+        Profile {
+            cpu_model,
+            adapter: None,
+            cpu: CpuRates {
+                tiny_bytes_per_sec: 1e9,
+                small_bytes_per_sec: 2e9,
+                chunk_bytes_per_sec: 2e9,
+                large_bytes_per_sec: 2e9,
+                thread_efficiency: 0.8,
+            },
+            gpu: None,
+        }
+    }
+}
+
+/// Where a batch runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Choice {
+    /// On the CPU lanes.
+    Cpu,
+    /// On the GPU (its large blobs on the CPU meanwhile).
+    Gpu,
+    /// The first `gpu_blobs` blobs on the GPU, the rest on the CPU, at once.
+    Split {
+        /// Blobs, from the start of the batch, that go to the GPU.
+        gpu_blobs: usize,
+    },
+}
+
+/// A decision and the predicted times behind it, in seconds.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Plan {
+    /// What runs where.
+    pub choice: Choice,
+    /// Predicted time on the CPU alone.
+    pub cpu_sec: f64,
+    /// Predicted time on the GPU path (`None`: no usable GPU).
+    pub gpu_sec: Option<f64>,
+    /// Predicted time of the best split (`None`: no usable GPU).
+    pub split_sec: Option<f64>,
+    /// The GPU's share of the blobs of at most 1 KiB in the split.
+    pub gpu_share: f64,
+}
+
+impl Plan {
+    /// The predicted time of the chosen option.
+    pub fn predicted_sec(&self) -> f64 {
+        match self.choice {
+            Choice::Cpu => self.cpu_sec,
+            Choice::Gpu => self.gpu_sec.unwrap_or(self.cpu_sec),
+            Choice::Split { .. } => self.split_sec.unwrap_or(self.cpu_sec),
+        }
+    }
+}
+
+/// A split must beat the better single side by this factor to be chosen:
+/// running both costs coordination the model does not see.
+const SPLIT_MARGIN: f64 = 0.95;
+
+/// Predicts CPU, GPU and split times for `shape` on `threads` CPU threads
+/// and picks the fastest.
+pub fn plan(shape: &BatchShape, profile: &Profile, threads: usize) -> Plan {
+    let cpu_small = cpu_seconds_small(shape, &profile.cpu, threads);
+    let cpu_large = cpu_seconds_large(shape, &profile.cpu, threads);
+    let cpu_sec = cpu_small + cpu_large;
+    let cpu_only = Plan {
+        choice: Choice::Cpu,
+        cpu_sec,
+        gpu_sec: None,
+        split_sec: None,
+        gpu_share: 0.0,
+    };
+    let gpu = match &profile.gpu {
+        Some(gpu) if !gpu.software && shape.small_blobs() > 1 => gpu,
+        _ => return cpu_only,
+    };
+    // All small blobs on the GPU, the large ones on the CPU meanwhile.
+    let gpu_work = gpu_seconds_small(shape, gpu);
+    let gpu_sec = (gpu.latency_sec + gpu_work).max(cpu_large);
+    // Split: the GPU takes a share f of the small blobs, the CPU the rest
+    // and every large blob; equal finishing times give
+    // latency + f * gpu_work = cpu_large + (1 - f) * cpu_small.
+    let share =
+        ((cpu_large + cpu_small - gpu.latency_sec) / (gpu_work + cpu_small)).clamp(0.0, 1.0);
+    let split_sec = (gpu.latency_sec + share * gpu_work).max(cpu_large + (1.0 - share) * cpu_small);
+    let mut plan = Plan {
+        gpu_sec: Some(gpu_sec),
+        split_sec: Some(split_sec),
+        gpu_share: share,
+        ..cpu_only
+    };
+    let best_single = cpu_sec.min(gpu_sec);
+    plan.choice = if split_sec < best_single * SPLIT_MARGIN && share > 0.0 && share < 1.0 {
+        Choice::Split {
+            gpu_blobs: ((shape.blobs as f64 * share).round() as usize).clamp(1, shape.blobs - 1),
+        }
+    } else if gpu_sec < cpu_sec {
+        Choice::Gpu
+    } else {
+        Choice::Cpu
+    };
+    plan
+}
+
+fn parallel_rate(rate: f64, cpu: &CpuRates, threads: usize) -> f64 {
+    let extra = threads.saturating_sub(1) as f64 * cpu.thread_efficiency.clamp(0.0, 1.0);
+    rate * (1.0 + extra)
+}
+
+fn cpu_seconds_small(shape: &BatchShape, cpu: &CpuRates, threads: usize) -> f64 {
+    let blobs = shape.small_blobs();
+    if blobs == 0 {
+        return 0.0;
+    }
+    let average = shape.small_bytes() as f64 / blobs as f64;
+    let rate = if average <= 128.0 {
+        cpu.tiny_bytes_per_sec
+    } else if average <= 512.0 {
+        cpu.small_bytes_per_sec
+    } else {
+        cpu.chunk_bytes_per_sec
+    };
+    // Even empty blobs cost one compression: count at least 64 bytes each.
+    let bytes = (shape.small_bytes() as f64).max(64.0 * blobs as f64);
+    bytes / parallel_rate(rate, cpu, threads)
+}
+
+fn cpu_seconds_large(shape: &BatchShape, cpu: &CpuRates, threads: usize) -> f64 {
+    shape.large_bytes as f64 / parallel_rate(cpu.large_bytes_per_sec, cpu, threads)
+}
+
+/// GPU time for every small blob, without the fixed latency: upload,
+/// shader and download, which a pipelined stream overlaps only partly, so
+/// they are added (the conservative side).
+fn gpu_seconds_small(shape: &BatchShape, gpu: &GpuRates) -> f64 {
+    let blobs = shape.small_blobs() as f64;
+    let upload = (shape.small_bytes() as f64 + 8.0 * blobs) / gpu.upload_bytes_per_sec;
+    let kernel = blobs / gpu.kernel_blobs_per_sec;
+    let download = 32.0 * blobs / gpu.download_bytes_per_sec;
+    upload + kernel + download
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cpu_profile() -> Profile {
+        Profile {
+            cpu_model: "test cpu".into(),
+            adapter: None,
+            cpu: CpuRates {
+                tiny_bytes_per_sec: 5e9,
+                small_bytes_per_sec: 7e9,
+                chunk_bytes_per_sec: 7.5e9,
+                large_bytes_per_sec: 6e9,
+                thread_efficiency: 0.9,
+            },
+            gpu: None,
+        }
+    }
+
+    /// A discrete GPU on PCIe 4: 25 GB/s each way, 200 M blobs/s.
+    fn fast_gpu() -> Profile {
+        Profile {
+            adapter: Some("fast gpu".into()),
+            gpu: Some(GpuRates {
+                latency_sec: 200e-6,
+                upload_bytes_per_sec: 25e9,
+                download_bytes_per_sec: 25e9,
+                kernel_blobs_per_sec: 200e6,
+                software: false,
+            }),
+            ..cpu_profile()
+        }
+    }
+
+    fn uniform(blobs: usize, len: usize) -> BatchShape {
+        BatchShape::from_lengths(std::iter::repeat_n(len, blobs))
+    }
+
+    #[test]
+    fn one_blob_stays_on_the_cpu() {
+        for profile in [cpu_profile(), fast_gpu()] {
+            let plan = plan(&uniform(1, 1024), &profile, 2);
+            assert_eq!(plan.choice, Choice::Cpu, "{plan:?}");
+        }
+    }
+
+    #[test]
+    fn ten_mebi_kib_blobs_use_a_fast_gpu_with_the_predicted_share() {
+        let shape = uniform(10 << 20, 1024);
+        let plan = plan(&shape, &fast_gpu(), 2);
+        let gpu = plan.gpu_sec.unwrap();
+        let split = plan.split_sec.unwrap();
+        assert!(gpu < plan.cpu_sec, "{plan:?}");
+        match plan.choice {
+            Choice::Split { gpu_blobs } => {
+                assert!(split < gpu.min(plan.cpu_sec));
+                let share = gpu_blobs as f64 / shape.blobs as f64;
+                assert!((share - plan.gpu_share).abs() < 1e-3, "{plan:?}");
+                // Both sides finish together at the predicted time.
+                let rates = fast_gpu();
+                let gpu_side = 200e-6
+                    + plan.gpu_share * gpu_seconds_small(&shape, rates.gpu.as_ref().unwrap());
+                let cpu_side = (1.0 - plan.gpu_share) * cpu_seconds_small(&shape, &rates.cpu, 2);
+                assert!(
+                    (gpu_side - cpu_side).abs() < 1e-6 * gpu_side.max(1.0),
+                    "{gpu_side} {cpu_side}"
+                );
+            }
+            Choice::Gpu => assert!(gpu <= split),
+            Choice::Cpu => panic!("a fast GPU loses on 10 GiB: {plan:?}"),
+        }
+    }
+
+    #[test]
+    fn a_slow_bus_keeps_work_on_the_cpu() {
+        let mut profile = fast_gpu();
+        let gpu = profile.gpu.as_mut().unwrap();
+        gpu.upload_bytes_per_sec = 1e9;
+        gpu.download_bytes_per_sec = 1e9;
+        let plan = plan(&uniform(1 << 20, 1024), &profile, 2);
+        assert!(plan.gpu_sec.unwrap() > plan.cpu_sec, "{plan:?}");
+        // A split would still take a little; it is not worth the margin.
+        assert!(
+            matches!(plan.choice, Choice::Cpu | Choice::Split { .. }),
+            "{plan:?}"
+        );
+        let plan = plan_for_share(&profile);
+        assert!(plan < 0.2, "the GPU's share on a slow bus is small: {plan}");
+    }
+
+    fn plan_for_share(profile: &Profile) -> f64 {
+        plan(&uniform(1 << 20, 1024), profile, 2).gpu_share
+    }
+
+    #[test]
+    fn small_batches_never_pay_gpu_latency() {
+        let mut profile = fast_gpu();
+        profile.gpu.as_mut().unwrap().latency_sec = 5e-3;
+        let plan = plan(&uniform(1000, 64), &profile, 2);
+        assert_eq!(plan.choice, Choice::Cpu, "{plan:?}");
+    }
+
+    #[test]
+    fn large_blobs_stay_on_the_cpu_side() {
+        // Mostly large blobs: the GPU can only help with the few small ones.
+        let shape =
+            BatchShape::from_lengths(
+                (0..100_000).map(|i| if i % 10 == 0 { 512 } else { 64 << 10 }),
+            );
+        assert_eq!(shape.large_blobs, 90_000);
+        let plan = plan(&shape, &fast_gpu(), 2);
+        let large_alone = cpu_seconds_large(&shape, &fast_gpu().cpu, 2);
+        assert!(plan.gpu_sec.unwrap() >= large_alone, "{plan:?}");
+        assert!(plan.predicted_sec() <= plan.cpu_sec);
+        // Only large blobs: nothing for the GPU.
+        let plan = plan_all_large();
+        assert_eq!(plan.choice, Choice::Cpu);
+    }
+
+    fn plan_all_large() -> Plan {
+        plan(&uniform(1000, 5000), &fast_gpu(), 2)
+    }
+
+    #[test]
+    fn software_adapters_and_missing_gpus_are_never_chosen() {
+        let mut profile = fast_gpu();
+        profile.gpu.as_mut().unwrap().software = true;
+        let shape = uniform(10 << 20, 1024);
+        assert_eq!(plan(&shape, &profile, 2).choice, Choice::Cpu);
+        assert_eq!(
+            plan(&shape, &Profile::conservative("x".into()), 2).choice,
+            Choice::Cpu
+        );
+    }
+
+    #[test]
+    fn more_threads_predict_less_cpu_time() {
+        let shape = uniform(1 << 16, 256);
+        let one = plan(&shape, &cpu_profile(), 1).cpu_sec;
+        let two = plan(&shape, &cpu_profile(), 2).cpu_sec;
+        assert!((one / two - 1.9).abs() < 1e-9, "{one} {two}");
+    }
+}

@@ -1,0 +1,273 @@
+//! `Backend::Auto` under injected profiles: the decisions, split execution
+//! on a real (software) GPU against the `blake3` crate, and profiles that
+//! are saved, loaded, corrupt or foreign.
+
+mod common;
+
+use blake3_batch::{
+    cpu_model, Backend, BatchShape, Choice, CpuRates, Engine, ErrorKind, GpuRates, Mode, Profile,
+};
+use common::{reference, vector_input, vectors};
+use proptest::prelude::*;
+
+fn cpu_rates() -> CpuRates {
+    CpuRates {
+        tiny_bytes_per_sec: 4e9,
+        small_bytes_per_sec: 6e9,
+        chunk_bytes_per_sec: 7e9,
+        large_bytes_per_sec: 6e9,
+        thread_efficiency: 0.9,
+    }
+}
+
+fn profile(gpu: Option<GpuRates>) -> Profile {
+    Profile {
+        cpu_model: cpu_model(),
+        adapter: gpu.as_ref().map(|_| "injected".to_owned()),
+        cpu: cpu_rates(),
+        gpu,
+    }
+}
+
+/// A GPU that, by this profile, keeps pace with the CPU: every batch of
+/// more than a few blobs is split about evenly.
+fn even_gpu() -> GpuRates {
+    GpuRates {
+        latency_sec: 1e-9,
+        upload_bytes_per_sec: 1e12,
+        download_bytes_per_sec: 1e12,
+        kernel_blobs_per_sec: 30e6,
+        software: false,
+    }
+}
+
+/// A discrete GPU on a fast bus.
+fn fast_gpu() -> GpuRates {
+    GpuRates {
+        latency_sec: 300e-6,
+        upload_bytes_per_sec: 25e9,
+        download_bytes_per_sec: 25e9,
+        kernel_blobs_per_sec: 300e6,
+        software: false,
+    }
+}
+
+fn auto(profile: Profile) -> Option<Engine> {
+    // Opening the GPU needs an adapter; skip like the GPU tests do.
+    common::gpu_engine(None)?;
+    Some(
+        Engine::builder()
+            .backend(Backend::Auto)
+            .threads(2)
+            .gpu_memory_budget(64 * 1024)
+            .profile(profile)
+            .build()
+            .expect("auto engine"),
+    )
+}
+
+#[test]
+fn decisions_under_injected_profiles() {
+    let Some(engine) = auto(profile(Some(fast_gpu()))) else {
+        return;
+    };
+    assert_eq!(
+        engine.plan(&BatchShape::of(&[b"one blob"])).choice,
+        Choice::Cpu
+    );
+    let big = BatchShape {
+        blobs: 10 << 20,
+        bytes: 10 << 30,
+        large_blobs: 0,
+        large_bytes: 0,
+    };
+    let plan = engine.plan(&big);
+    assert!(
+        matches!(plan.choice, Choice::Gpu | Choice::Split { .. }),
+        "{plan:?}"
+    );
+    assert!(plan.predicted_sec() < plan.cpu_sec, "{plan:?}");
+
+    let mut slow_bus = fast_gpu();
+    slow_bus.upload_bytes_per_sec = 0.5e9;
+    slow_bus.download_bytes_per_sec = 0.5e9;
+    let engine = auto(profile(Some(slow_bus))).unwrap();
+    let plan = engine.plan(&big);
+    assert!(plan.gpu_sec.unwrap() > plan.cpu_sec, "{plan:?}");
+    assert_ne!(plan.choice, Choice::Gpu, "{plan:?}");
+
+    // A CPU engine reports the model's numbers but keeps its choice.
+    let cpu = Engine::builder()
+        .backend(Backend::Cpu)
+        .profile(profile(Some(fast_gpu())))
+        .build()
+        .unwrap();
+    let plan = cpu.plan(&big);
+    assert_eq!(plan.choice, Choice::Cpu);
+    assert!(plan.gpu_sec.is_none(), "a CPU engine has no GPU to predict");
+}
+
+#[test]
+fn without_a_profile_nothing_goes_to_the_gpu() {
+    let engine = Engine::builder()
+        .profile_file("/nonexistent/profile.json")
+        .build()
+        .unwrap();
+    assert!(engine.profile().gpu.is_none());
+    assert!(engine.gpu_info().is_none(), "no GPU opened for Auto");
+    let shape = BatchShape::from_lengths(std::iter::repeat_n(1024, 1 << 20));
+    assert_eq!(engine.plan(&shape).choice, Choice::Cpu);
+    // A software adapter in a profile is never chosen either.
+    let mut software = even_gpu();
+    software.software = true;
+    let engine = Engine::builder()
+        .profile(profile(Some(software)))
+        .build()
+        .unwrap();
+    assert!(engine.gpu_info().is_none());
+    assert_eq!(engine.plan(&shape).choice, Choice::Cpu);
+}
+
+fn check_split(engine: &Engine, mode: Mode, blobs: &[Vec<u8>]) -> Result<(), TestCaseError> {
+    let mut out = vec![[0u8; 32]; blobs.len()];
+    engine.hash_slices_into(mode, blobs, &mut out).unwrap();
+    for (index, (blob, digest)) in blobs.iter().zip(&out).enumerate() {
+        prop_assert_eq!(
+            *digest,
+            reference(mode, blob),
+            "blob {} of {}",
+            index,
+            blobs.len()
+        );
+    }
+    Ok(())
+}
+
+#[test]
+fn split_execution_matches_blake3_on_the_vectors() {
+    let Some(engine) = auto(profile(Some(even_gpu()))) else {
+        return;
+    };
+    let vectors = vectors();
+    // The vectors of at most one chunk, eight times over, so that the CPU
+    // has no large blobs to keep it busy and the model splits the batch;
+    // the longer vectors go through the GPU path's CPU side in the
+    // property test below and in tests/gpu.rs.
+    let blobs: Vec<Vec<u8>> = std::iter::repeat_n(&vectors.cases, 8)
+        .flatten()
+        .filter(|case| case.input_len <= 1024)
+        .map(|case| vector_input(case.input_len))
+        .collect();
+    let plan = engine.plan(&BatchShape::of(&blobs));
+    let Choice::Split { gpu_blobs } = plan.choice else {
+        panic!("an even GPU splits the vectors: {plan:?}")
+    };
+    assert!(gpu_blobs > 0 && gpu_blobs < blobs.len());
+    for mode in [
+        Mode::Hash,
+        Mode::KeyedHash(&vectors.key),
+        Mode::DeriveKey(&vectors.context),
+    ] {
+        check_split(&engine, mode, &blobs).unwrap();
+    }
+    let timings = engine.last_gpu_timings().expect("the GPU took part");
+    assert_eq!(timings.gpu_blobs + timings.cpu_blobs, gpu_blobs);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    #[test]
+    fn split_execution_matches_blake3_on_random_batches(
+        lengths in prop::collection::vec(prop_oneof![0usize..=1024, 1025usize..=5000], 2..=200),
+        key in any::<[u8; 32]>(),
+    ) {
+        let Some(engine) = auto(profile(Some(even_gpu()))) else { return Ok(()) };
+        let blobs: Vec<Vec<u8>> = lengths
+            .iter()
+            .enumerate()
+            .map(|(i, &len)| (0..len).map(|j| (i * 7 + j) as u8).collect())
+            .collect();
+        check_split(&engine, Mode::Hash, &blobs)?;
+        check_split(&engine, Mode::KeyedHash(&key), &blobs)?;
+    }
+}
+
+#[test]
+fn profiles_round_trip_and_bad_ones_are_ignored() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("nested").join("profile.json");
+    let saved = profile(Some(fast_gpu()));
+    saved.save(&path).unwrap();
+    assert_eq!(Profile::load(&path).unwrap(), saved);
+
+    let corrupt = dir.path().join("corrupt.json");
+    std::fs::write(&corrupt, b"{ not json").unwrap();
+    let error = Profile::load(&corrupt).unwrap_err();
+    assert!(matches!(error.kind(), ErrorKind::Profile { .. }), "{error}");
+    assert!(error.to_string().contains("corrupt.json"), "{error}");
+    let negative = dir.path().join("negative.json");
+    let mut bad = profile(None);
+    bad.cpu.tiny_bytes_per_sec = -1.0;
+    bad.save(&negative).unwrap();
+    assert!(Profile::load(&negative).is_err());
+
+    let mut foreign = profile(None);
+    foreign.cpu_model = "some other CPU".to_owned();
+    foreign.cpu.chunk_bytes_per_sec = 123.0;
+    let foreign_path = dir.path().join("foreign.json");
+    foreign.save(&foreign_path).unwrap();
+
+    // An engine given any of these builds, on conservative rates.
+    for file in [&corrupt, &negative, &foreign_path] {
+        let engine = Engine::builder().profile_file(file).build().unwrap();
+        assert_eq!(
+            engine.profile(),
+            &Profile::conservative(cpu_model()),
+            "{file:?}"
+        );
+        assert_eq!(engine.hash_many(&[b"ok"]).unwrap()[0], blake3::hash(b"ok"));
+    }
+    // A good one for this CPU is used.
+    let mine = dir.path().join("mine.json");
+    let mut own = profile(None);
+    own.cpu.chunk_bytes_per_sec = 42e9;
+    own.save(&mine).unwrap();
+    let engine = Engine::builder().profile_file(&mine).build().unwrap();
+    assert_eq!(engine.profile(), &own);
+}
+
+#[test]
+fn calibration_measures_sane_rates() {
+    let engine = Engine::builder()
+        .backend(Backend::Cpu)
+        .threads(2)
+        .build()
+        .unwrap();
+    let profile = engine.calibrate().unwrap();
+    assert_eq!(profile.cpu_model, cpu_model());
+    for rate in [
+        profile.cpu.tiny_bytes_per_sec,
+        profile.cpu.small_bytes_per_sec,
+        profile.cpu.chunk_bytes_per_sec,
+        profile.cpu.large_bytes_per_sec,
+    ] {
+        assert!(rate.is_finite() && rate > 1e6, "{profile:?}");
+    }
+    assert!(profile.gpu.is_none());
+    let Some(gpu) = common::gpu_engine(None) else {
+        return;
+    };
+    let profile = gpu.calibrate().unwrap();
+    let rates = profile.gpu.expect("a GPU engine measures its GPU");
+    let info = gpu.gpu_info().unwrap();
+    assert_eq!(profile.adapter.as_deref(), Some(info.name.as_str()));
+    assert_eq!(
+        rates.software,
+        info.device_type == blake3_batch::GpuDeviceType::Cpu
+    );
+    assert!(
+        rates.kernel_blobs_per_sec > 0.0 && rates.latency_sec > 0.0,
+        "{rates:?}"
+    );
+}
