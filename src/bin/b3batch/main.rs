@@ -36,7 +36,8 @@ enum Command {
     /// Measure this machine's CPU and GPU rates and save the profile that
     /// `--backend auto` plans with.
     Calibrate,
-    /// Hash generated blobs and compare throughput with a `blake3::hash` loop.
+    /// Compare the GPU, 1..N CPU threads, Auto and the `blake3::hash` loop
+    /// on generated blobs.
     Bench(bench::BenchArgs),
 }
 
@@ -47,7 +48,7 @@ fn main() -> ExitCode {
         Command::Records(args) => records::run(args, &cli.global),
         Command::Info => info::run(&cli.global),
         Command::Calibrate => info::calibrate(&cli.global),
-        Command::Bench(args) => bench::run(args)
+        Command::Bench(args) => bench::run(args, &cli.global)
             .map(|()| ExitCode::SUCCESS)
             .map_err(CliError::Message),
     };

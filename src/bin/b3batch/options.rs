@@ -14,9 +14,10 @@ pub struct GlobalArgs {
     /// Where hashing runs.
     #[arg(long, global = true, value_enum, default_value_t = BackendArg::Auto)]
     pub backend: BackendArg,
-    /// Threads for the CPU path (default: one per core).
-    #[arg(long, global = true)]
-    pub threads: Option<usize>,
+    /// Threads for the CPU path (default: one per core); `bench` takes a
+    /// list to compare (`--threads 1,2,4`).
+    #[arg(long, global = true, value_delimiter = ',', num_args = 1)]
+    pub threads: Vec<usize>,
     /// No progress bar; with `hash --check`, no line for files that are OK.
     #[arg(long, short = 'q', global = true)]
     pub quiet: bool,
@@ -41,8 +42,14 @@ impl GlobalArgs {
             BackendArg::Cpu => Backend::Cpu,
             BackendArg::Gpu => Backend::Gpu,
         });
-        if let Some(threads) = self.threads {
-            builder = builder.threads(threads);
+        match self.threads.as_slice() {
+            [] => {}
+            [threads] => builder = builder.threads(*threads),
+            _ => {
+                return Err(CliError::Message(
+                    "--threads takes one number here (a list is for `bench`)".to_owned(),
+                ))
+            }
         }
         builder
             .build()

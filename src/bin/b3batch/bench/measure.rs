@@ -1,0 +1,164 @@
+//! Running one contestant on one batch: warm-up, timed repetitions, the
+//! median and spread, and the digest check that makes a wrong engine abort
+//! the benchmark.
+
+use std::time::{Duration, Instant};
+
+use blake3_batch::{Engine, Mode};
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use super::cases::Case;
+
+/// One column of the table.
+pub enum Contestant {
+    /// An engine (GPU, CPU with some threads, or Auto), by name.
+    Engine(String, Engine),
+    /// `blake3::hash` in a loop on one thread: what people use today.
+    HashLoop,
+    /// The same loop spread over every core with rayon.
+    HashLoopAllCores,
+}
+
+impl Contestant {
+    pub fn name(&self) -> String {
+        match self {
+            Contestant::Engine(name, _) => name.clone(),
+            Contestant::HashLoop => "blake3 loop 1t".to_owned(),
+            Contestant::HashLoopAllCores => {
+                format!("blake3 loop {}t", rayon::current_num_threads())
+            }
+        }
+    }
+
+    fn run(&self, case: &Case, out: &mut [[u8; 32]]) -> Result<(), String> {
+        match self {
+            Contestant::Engine(_, engine) => engine
+                .hash_packed_into(Mode::Hash, &case.data, &case.offsets, out)
+                .map_err(|error| error.to_string()),
+            Contestant::HashLoop => {
+                for (index, slot) in out.iter_mut().enumerate() {
+                    *slot = *blake3::hash(case.blob(index)).as_bytes();
+                }
+                Ok(())
+            }
+            Contestant::HashLoopAllCores => {
+                out.par_iter_mut().enumerate().for_each(|(index, slot)| {
+                    *slot = *blake3::hash(case.blob(index)).as_bytes();
+                });
+                Ok(())
+            }
+        }
+    }
+}
+
+/// One cell: timings and the rates derived from them.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Measurement {
+    pub contestant: String,
+    pub median_sec: f64,
+    pub min_sec: f64,
+    pub max_sec: f64,
+    pub gb_per_sec: f64,
+    pub mblobs_per_sec: f64,
+    /// Against the single-thread `blake3::hash` loop of the same case.
+    pub speedup: f64,
+}
+
+impl Measurement {
+    pub fn from_times(contestant: String, case: &Case, mut times: Vec<Duration>) -> Measurement {
+        times.sort_unstable();
+        let seconds = |time: Duration| time.as_secs_f64().max(1e-9);
+        let median = seconds(times[times.len() / 2]);
+        Measurement {
+            contestant,
+            median_sec: median,
+            min_sec: seconds(times[0]),
+            max_sec: seconds(times[times.len() - 1]),
+            gb_per_sec: case.data.len() as f64 / median / 1e9,
+            mblobs_per_sec: case.count() as f64 / median / 1e6,
+            speedup: 0.0,
+        }
+    }
+
+    /// (max − min) / median: how much the repetitions disagreed.
+    pub fn spread(&self) -> f64 {
+        (self.max_sec - self.min_sec) / self.median_sec
+    }
+}
+
+/// Times `contestant` on `case`: `warmup` untimed runs, then `reps` timed
+/// ones; checks the digests of the last run. Also returns the GPU shader
+/// times of the timed runs when the contestant is a GPU engine that can
+/// time them.
+pub fn measure(
+    contestant: &Contestant,
+    case: &Case,
+    warmup: usize,
+    reps: usize,
+    inject_fault: bool,
+) -> Result<(Measurement, Option<Vec<Duration>>), String> {
+    let mut out = vec![[0u8; 32]; case.count()];
+    for _ in 0..warmup {
+        contestant.run(case, &mut out)?;
+    }
+    let mut times = Vec::with_capacity(reps);
+    let mut kernel_times = Vec::with_capacity(reps);
+    for _ in 0..reps.max(1) {
+        let started = Instant::now();
+        contestant.run(case, &mut out)?;
+        times.push(started.elapsed());
+        if let Contestant::Engine(_, engine) = contestant {
+            // Only where the shader hashed every blob: with blobs over
+            // 1 KiB on the CPU, the shader time alone says nothing.
+            let timings = engine
+                .last_gpu_timings()
+                .filter(|timings| timings.cpu_blobs == 0);
+            if let Some(dispatch) = timings.and_then(|timings| timings.dispatch) {
+                kernel_times.push(dispatch);
+            }
+        }
+    }
+    if inject_fault {
+        // Test-only: a wrong digest must stop the benchmark.
+        out[case.count() / 2][0] ^= 1;
+    }
+    verify(case, &out, &contestant.name())?;
+    let kernel = (kernel_times.len() == times.len()).then_some(kernel_times);
+    Ok((
+        Measurement::from_times(contestant.name(), case, times),
+        kernel,
+    ))
+}
+
+/// Checks about 1000 digests spread over the batch, and the last, against
+/// `blake3::hash`.
+fn verify(case: &Case, out: &[[u8; 32]], name: &str) -> Result<(), String> {
+    let count = case.count();
+    let step = (count / 1000).max(1);
+    for index in (0..count).step_by(step).chain([count / 2, count - 1]) {
+        if out[index] != *blake3::hash(case.blob(index)).as_bytes() {
+            return Err(format!(
+                "DIGEST MISMATCH: {name} gave a wrong digest for blob {index} ({} bytes) \
+                 of the {} case; benchmark aborted, do not trust this build",
+                case.blob(index).len(),
+                case.size
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// `blake3`'s own rate on one large input, single thread: the ceiling.
+pub fn ceiling_gb_per_sec(reps: usize) -> f64 {
+    let input = vec![0x5Au8; 32 << 20];
+    let mut best = Duration::MAX;
+    for _ in 0..reps.max(1) + 1 {
+        let started = Instant::now();
+        let mut hasher = blake3::Hasher::new();
+        hasher.update(&input);
+        std::hint::black_box(hasher.finalize());
+        best = best.min(started.elapsed());
+    }
+    input.len() as f64 / best.as_secs_f64() / 1e9
+}

@@ -1,0 +1,191 @@
+//! `b3batch bench`: the GPU against 1..N CPU threads, `Auto`, and the
+//! `blake3::hash` loop on one and on all cores, on generated blobs of each
+//! size; a table on stdout, and JSON, CSV and an SVG plot on request.
+
+mod cases;
+mod measure;
+mod plot;
+mod report;
+
+use std::path::PathBuf;
+
+use blake3_batch::{cpu_model, Backend, Engine};
+use clap::Args;
+
+use self::cases::{Case, SizeSpec};
+use self::measure::{ceiling_gb_per_sec, measure, Contestant, Measurement};
+use self::report::{CaseReport, Machine, Report, Settings};
+use crate::options::{BackendArg, GlobalArgs};
+
+/// Options of `b3batch bench` (the global `--threads 1,2,4` lists the CPU
+/// thread counts to compare, default 1, 2, 4, … up to every core).
+#[derive(Args, Debug)]
+pub struct BenchArgs {
+    /// Blob sizes in bytes; `mixed` means lengths uniform in 1..=1024.
+    #[arg(long, value_delimiter = ',', default_value = "64,256,1024,4096,mixed")]
+    sizes: Vec<SizeSpec>,
+    /// Input bytes per case (rounded up to whole blobs).
+    #[arg(long, default_value_t = 16 << 20, conflicts_with = "count")]
+    bytes: usize,
+    /// Blobs per case, instead of --bytes.
+    #[arg(long)]
+    count: Option<usize>,
+    /// Untimed runs before the timed ones.
+    #[arg(long, default_value_t = 1)]
+    warmup: usize,
+    /// Timed runs per cell; the median is reported, the spread shown.
+    #[arg(long, default_value_t = 5)]
+    reps: usize,
+    /// Also write every figure and the machine as JSON here.
+    #[arg(long, value_name = "FILE")]
+    json: Option<PathBuf>,
+    /// Also write every figure and the machine as CSV here.
+    #[arg(long, value_name = "FILE")]
+    csv: Option<PathBuf>,
+    /// Also draw throughput against blob size as SVG here.
+    #[arg(long, value_name = "FILE.svg")]
+    plot: Option<PathBuf>,
+    /// Test only: corrupt one digest so the check must abort the run.
+    #[arg(long, hide = true)]
+    inject_fault: bool,
+}
+
+/// Thread counts 1, 2, 4, … and every core.
+fn default_threads() -> Vec<usize> {
+    let cores = std::thread::available_parallelism().map_or(1, |cores| cores.get());
+    let mut threads: Vec<usize> = std::iter::successors(Some(1usize), |&n| Some(n * 2))
+        .take_while(|&n| n < cores)
+        .collect();
+    threads.push(cores);
+    threads
+}
+
+/// The columns `--backend` asks for: `auto` compares everything, `cpu`
+/// leaves out the GPU and Auto, `gpu` compares the GPU with the baselines.
+fn contestants(global: &GlobalArgs) -> Result<(Vec<Contestant>, Option<Engine>), String> {
+    let mut list = Vec::new();
+    let gpu = match global.backend {
+        BackendArg::Cpu => None,
+        BackendArg::Auto => Engine::builder().backend(Backend::Gpu).build().ok(),
+        BackendArg::Gpu => Some(
+            Engine::builder()
+                .backend(Backend::Gpu)
+                .build()
+                .map_err(|error| error.to_string())?,
+        ),
+    };
+    if let Some(gpu) = &gpu {
+        list.push(Contestant::Engine("gpu".to_owned(), gpu.clone()));
+    }
+    if global.backend != BackendArg::Gpu {
+        let threads = if global.threads.is_empty() {
+            default_threads()
+        } else {
+            global.threads.clone()
+        };
+        for count in threads {
+            let engine = Engine::builder()
+                .backend(Backend::Cpu)
+                .threads(count)
+                .build()
+                .map_err(|error| error.to_string())?;
+            list.push(Contestant::Engine(format!("cpu {count}t"), engine));
+        }
+    }
+    if global.backend == BackendArg::Auto {
+        let auto = Engine::builder()
+            .build()
+            .map_err(|error| error.to_string())?;
+        list.push(Contestant::Engine("auto".to_owned(), auto));
+    }
+    list.push(Contestant::HashLoop);
+    list.push(Contestant::HashLoopAllCores);
+    Ok((list, gpu))
+}
+
+/// Runs the benchmark and writes what was asked for.
+pub fn run(args: &BenchArgs, global: &GlobalArgs) -> Result<(), String> {
+    let (contestants, gpu) = contestants(global)?;
+    let detected = Engine::builder()
+        .backend(Backend::Cpu)
+        .threads(1)
+        .build()
+        .map_err(|error| error.to_string())?;
+    let gpu_info = gpu.as_ref().and_then(|gpu| gpu.gpu_info().cloned());
+    let machine = Machine {
+        cpu_model: cpu_model(),
+        cores: std::thread::available_parallelism().map_or(1, |cores| cores.get()),
+        cpu_backend: detected.cpu_backend().to_string(),
+        lanes: detected.lanes(),
+        adapter: gpu_info.as_ref().map(|info| info.to_string()),
+        adapter_type: gpu_info
+            .as_ref()
+            .map(|info| info.device_type.name().to_owned()),
+    };
+    let progress = global.progress(
+        Some((args.sizes.len() * (contestants.len() + 1)) as u64),
+        "cells",
+    );
+    let ceiling = ceiling_gb_per_sec(args.reps);
+    let mut cases = Vec::new();
+    for &size in &args.sizes {
+        let case = Case::generate(size, args.bytes, args.count);
+        if case.count() == 0 {
+            return Err("--count 0 leaves nothing to hash: give at least 1".to_owned());
+        }
+        progress.set_message(format!("{size}"));
+        progress.inc(1);
+        let mut results = Vec::new();
+        for contestant in &contestants {
+            let (measurement, kernel) =
+                measure(contestant, &case, args.warmup, args.reps, args.inject_fault)?;
+            results.push(measurement);
+            if let Some(kernel) = kernel {
+                // The shader alone, timed on the GPU: the end-to-end figure
+                // minus transfers and host work.
+                let name = format!("{} kernel", contestant.name());
+                results.push(Measurement::from_times(name, &case, kernel));
+            }
+            progress.inc(1);
+        }
+        let baseline = results
+            .iter()
+            .find(|result| result.contestant == Contestant::HashLoop.name())
+            .map_or(f64::NAN, |result| result.median_sec);
+        for result in &mut results {
+            result.speedup = baseline / result.median_sec;
+        }
+        cases.push(CaseReport {
+            size: size.to_string(),
+            blobs: case.count(),
+            bytes: case.data.len(),
+            results,
+        });
+    }
+    progress.finish_and_clear();
+    let report = Report {
+        machine,
+        settings: Settings {
+            bytes_per_case: args.bytes,
+            count_per_case: args.count,
+            warmup: args.warmup,
+            reps: args.reps,
+        },
+        ceiling_gb_per_sec: ceiling,
+        cases,
+    };
+    print!("{}", report.table());
+    let write = |path: &PathBuf, text: String| {
+        std::fs::write(path, text).map_err(|error| format!("{}: {error}", path.display()))
+    };
+    if let Some(path) = &args.json {
+        write(path, report.json())?;
+    }
+    if let Some(path) = &args.csv {
+        write(path, report.csv())?;
+    }
+    if let Some(path) = &args.plot {
+        plot::write_svg(&report, path)?;
+    }
+    Ok(())
+}

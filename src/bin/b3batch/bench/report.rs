@@ -1,0 +1,147 @@
+//! The benchmark's results and the ways they are written: the table on
+//! stdout, JSON and CSV files with every figure and the machine.
+
+use std::fmt::Write as _;
+
+use serde::{Deserialize, Serialize};
+
+use super::measure::Measurement;
+
+/// What the numbers were measured on.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Machine {
+    pub cpu_model: String,
+    pub cores: usize,
+    pub cpu_backend: String,
+    pub lanes: usize,
+    /// The GPU adapter, when one took part.
+    pub adapter: Option<String>,
+    pub adapter_type: Option<String>,
+}
+
+/// How the numbers were measured.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Settings {
+    pub bytes_per_case: usize,
+    pub count_per_case: Option<usize>,
+    pub warmup: usize,
+    pub reps: usize,
+}
+
+/// One row: a blob size and every contestant's figures.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct CaseReport {
+    pub size: String,
+    pub blobs: usize,
+    pub bytes: usize,
+    pub results: Vec<Measurement>,
+}
+
+/// Everything one run measured.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Report {
+    pub machine: Machine,
+    pub settings: Settings,
+    /// `blake3::Hasher::update` over one 32 MiB input on one thread, GB/s.
+    pub ceiling_gb_per_sec: f64,
+    pub cases: Vec<CaseReport>,
+}
+
+const CELL: usize = 17;
+
+impl Report {
+    /// The table: a row of two lines per blob size (GB/s with the spread,
+    /// then Mblobs/s with the speedup over the one-thread loop), a column
+    /// per contestant.
+    pub fn table(&self) -> String {
+        let mut text = String::new();
+        let machine = &self.machine;
+        let _ = writeln!(
+            text,
+            "cpu: {} ({} cores), {} backend, {} lanes; gpu: {}",
+            machine.cpu_model,
+            machine.cores,
+            machine.cpu_backend,
+            machine.lanes,
+            machine.adapter.as_deref().unwrap_or("none")
+        );
+        let _ = writeln!(
+            text,
+            "ceiling (blake3 on one large input, 1 thread): {:.2} GB/s; median of {} after {} warm-up; \
+             cells: GB/s ±spread, Mblobs/s, speedup over blake3 loop 1t",
+            self.ceiling_gb_per_sec, self.settings.reps, self.settings.warmup
+        );
+        let Some(first) = self.cases.first() else {
+            return text;
+        };
+        let _ = write!(text, "{:<16}", "blobs");
+        for result in &first.results {
+            let _ = write!(text, "{:>CELL$}", result.contestant);
+        }
+        text.push('\n');
+        for case in &self.cases {
+            let _ = write!(text, "{:<16}", case.size);
+            for result in &case.results {
+                let cell = format!("{:.2} ±{:.0}%", result.gb_per_sec, 100.0 * result.spread());
+                let _ = write!(text, "{cell:>CELL$}");
+            }
+            text.push('\n');
+            let _ = write!(text, "{:<16}", format!("  {} blobs", case.blobs));
+            for result in &case.results {
+                let cell = format!("{:.1}M {:.2}x", result.mblobs_per_sec, result.speedup);
+                let _ = write!(text, "{cell:>CELL$}");
+            }
+            text.push('\n');
+        }
+        text
+    }
+
+    pub fn json(&self) -> String {
+        serde_json::to_string_pretty(self).unwrap_or_default()
+    }
+
+    /// One line per (size, contestant), the machine repeated on each so the
+    /// file stands alone in a spreadsheet.
+    pub fn csv(&self) -> String {
+        let mut text = String::from(
+            "size,blobs,bytes,contestant,median_sec,min_sec,max_sec,gb_per_sec,mblobs_per_sec,\
+             speedup,ceiling_gb_per_sec,cpu_model,cores,cpu_backend,lanes,adapter\n",
+        );
+        let machine = &self.machine;
+        for case in &self.cases {
+            for result in &case.results {
+                let fields = [
+                    case.size.clone(),
+                    case.blobs.to_string(),
+                    case.bytes.to_string(),
+                    result.contestant.clone(),
+                    result.median_sec.to_string(),
+                    result.min_sec.to_string(),
+                    result.max_sec.to_string(),
+                    result.gb_per_sec.to_string(),
+                    result.mblobs_per_sec.to_string(),
+                    result.speedup.to_string(),
+                    self.ceiling_gb_per_sec.to_string(),
+                    machine.cpu_model.clone(),
+                    machine.cores.to_string(),
+                    machine.cpu_backend.clone(),
+                    machine.lanes.to_string(),
+                    machine.adapter.clone().unwrap_or_default(),
+                ];
+                let line: Vec<String> = fields.iter().map(|field| csv_field(field)).collect();
+                text += &line.join(",");
+                text.push('\n');
+            }
+        }
+        text
+    }
+}
+
+/// Quotes a field that holds a comma, a quote or a line break.
+fn csv_field(field: &str) -> String {
+    if field.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", field.replace('"', "\"\""))
+    } else {
+        field.to_owned()
+    }
+}
