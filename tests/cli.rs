@@ -77,6 +77,14 @@ fn vector_files() -> VectorFiles {
 }
 
 impl VectorFiles {
+    /// One expected output line per vector file.
+    fn lines(&self, line: impl Fn(&str, &common::Case) -> String) -> String {
+        self.files
+            .iter()
+            .map(|(name, case)| line(name, case))
+            .collect()
+    }
+
     fn command(&self, args: &[&str]) -> Command {
         let mut command = b3batch();
         command.current_dir(self.dir.path()).args(args);
@@ -90,20 +98,12 @@ fn hash_prints_b3sum_lines_for_every_vector_in_every_mode() {
     let files = vector_files();
     let plain = run(files.command(&["hash"]), b"");
     assert!(plain.status.success(), "{}", text(&plain.stderr));
-    let want: String = files
-        .files
-        .iter()
-        .map(|(name, case)| format!("{}  {name}\n", hex(&case.hash)))
-        .collect();
+    let want = files.lines(|name, case| format!("{}  {name}\n", hex(&case.hash)));
     assert_eq!(text(&plain.stdout), want);
 
     let keyed = run(files.command(&["hash", "--keyed"]), &files.key);
     assert!(keyed.status.success(), "{}", text(&keyed.stderr));
-    let want: String = files
-        .files
-        .iter()
-        .map(|(name, case)| format!("{}  {name}\n", hex(&case.keyed_hash)))
-        .collect();
+    let want = files.lines(|name, case| format!("{}  {name}\n", hex(&case.keyed_hash)));
     assert_eq!(text(&keyed.stdout), want);
 
     let derived = run(
@@ -111,19 +111,11 @@ fn hash_prints_b3sum_lines_for_every_vector_in_every_mode() {
         b"",
     );
     assert!(derived.status.success(), "{}", text(&derived.stderr));
-    let want: String = files
-        .files
-        .iter()
-        .map(|(name, case)| format!("BLAKE3 ({name}) = {}\n", hex(&case.derive_key)))
-        .collect();
+    let want = files.lines(|name, case| format!("BLAKE3 ({name}) = {}\n", hex(&case.derive_key)));
     assert_eq!(text(&derived.stdout), want);
 
     let bare = run(files.command(&["hash", "--no-names"]), b"");
-    let want: String = files
-        .files
-        .iter()
-        .map(|(_, case)| format!("{}\n", hex(&case.hash)))
-        .collect();
+    let want = files.lines(|_, case| format!("{}\n", hex(&case.hash)));
     assert_eq!(text(&bare.stdout), want);
 }
 
@@ -254,11 +246,7 @@ fn check_round_trips_success_a_changed_file_and_a_missing_file() {
     };
     let ok = check(&["sums"], b"");
     assert!(ok.status.success(), "{}", text(&ok.stderr));
-    let want: String = files
-        .files
-        .iter()
-        .map(|(name, _)| format!("{name}: OK\n"))
-        .collect();
+    let want = files.lines(|name, _| format!("{name}: OK\n"));
     assert_eq!(text(&ok.stdout), want);
     let quiet = check(&["--quiet", "-"], sums.as_bytes());
     assert!(quiet.status.success());

@@ -11,7 +11,7 @@ use std::io::{self, Read, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use blake3_batch::Engine;
+use blake3_batch::{Engine, Mode};
 use clap::{ArgGroup, Args};
 
 use crate::options::{CliError, GlobalArgs, HashMode, ModeArgs};
@@ -116,11 +116,15 @@ struct Sink<'a, W: Write> {
 }
 
 impl<W: Write> Sink<'_, W> {
-    /// Hashes `data` cut at `offsets` and writes the digests in order.
-    fn batch(&mut self, data: &[u8], offsets: &[u64]) -> Result<(), CliError> {
-        let mut digests = vec![[0u8; 32]; offsets.len() - 1];
-        self.engine
-            .hash_packed_into(self.mode.mode(), data, offsets, &mut digests)
+    /// Hashes `count` records with `hash` (one of the engine's layouts)
+    /// and writes their digests in order.
+    fn hash_and_write(
+        &mut self,
+        count: usize,
+        hash: impl FnOnce(&Engine, Mode, &mut [[u8; 32]]) -> Result<(), blake3_batch::Error>,
+    ) -> Result<(), CliError> {
+        let mut digests = vec![[0u8; 32]; count];
+        hash(self.engine, self.mode.mode(), &mut digests)
             .map_err(|error| CliError::Message(error.to_string()))?;
         for digest in &digests {
             self.digest(digest)?;
@@ -150,7 +154,6 @@ fn stream_records<W: Write>(
     let mut buffer = vec![0u8; PIECE];
     let mut filled = 0;
     let mut long: Option<blake3::Hasher> = None;
-    let mut offsets: Vec<u64> = Vec::with_capacity(RECORDS_PER_BATCH + 1);
     loop {
         let read = read_some(&mut input, &mut buffer[filled..])?;
         let at_end = read == 0;
@@ -169,7 +172,7 @@ fn stream_records<W: Write>(
                     }
                 }
                 if long.is_none() {
-                    start = cut_sized(&buffer[..filled], start, size, &mut offsets, sink)?;
+                    start = cut_sized(&buffer[..filled], start, size, sink)?;
                     if size > buffer.len() && start == 0 && filled == buffer.len() {
                         // A record larger than the buffer: stream it
                         // through a hasher rather than grow the buffer.
@@ -223,19 +226,19 @@ fn cut_sized<W: Write>(
     data: &[u8],
     mut start: usize,
     size: usize,
-    offsets: &mut Vec<u64>,
     sink: &mut Sink<'_, W>,
 ) -> Result<usize, CliError> {
-    while data.len() - start >= size {
-        offsets.clear();
-        offsets.push(start as u64);
-        while data.len() - start >= size && offsets.len() <= RECORDS_PER_BATCH {
-            start += size;
-            offsets.push(start as u64);
+    loop {
+        let count = ((data.len() - start) / size).min(RECORDS_PER_BATCH);
+        if count == 0 {
+            return Ok(start);
         }
-        sink.batch(&data[..start], offsets)?;
+        let records = &data[start..start + count * size];
+        sink.hash_and_write(count, |engine, mode, out| {
+            engine.hash_records_into(mode, records, size, out)
+        })?;
+        start += count * size;
     }
-    Ok(start)
 }
 
 /// Hashes the complete records in `data[start..]` in batches; returns where
@@ -263,13 +266,9 @@ fn cut_delimited<W: Write>(
         if records.is_empty() {
             return Ok(start);
         }
-        let mut digests = vec![[0u8; 32]; records.len()];
-        sink.engine
-            .hash_slices_into(sink.mode.mode(), &records, &mut digests)
-            .map_err(|error| CliError::Message(error.to_string()))?;
-        for digest in &digests {
-            sink.digest(digest)?;
-        }
+        sink.hash_and_write(records.len(), |engine, mode, out| {
+            engine.hash_slices_into(mode, &records, out)
+        })?;
         start = cursor;
     }
 }
