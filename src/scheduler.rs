@@ -156,8 +156,9 @@ impl Plan {
 }
 
 /// A split must beat the better single side by this factor to be chosen:
-/// running both costs coordination the model does not see.
-const SPLIT_MARGIN: f64 = 0.95;
+/// running both costs coordination the model does not see, and a split
+/// that gives the GPU a sliver (a slow bus) is not worth its latency.
+const SPLIT_MARGIN: f64 = 0.9;
 
 /// Predicts CPU, GPU and split times for `shape` on `threads` CPU threads
 /// and picks the fastest.
@@ -323,11 +324,8 @@ mod tests {
         gpu.download_bytes_per_sec = 1e9;
         let plan = plan(&uniform(1 << 20, 1024), &profile, 2);
         assert!(plan.gpu_sec.unwrap() > plan.cpu_sec, "{plan:?}");
-        // A split would still take a little; it is not worth the margin.
-        assert!(
-            matches!(plan.choice, Choice::Cpu | Choice::Split { .. }),
-            "{plan:?}"
-        );
+        // A split would give the GPU a sliver: not worth the margin.
+        assert_eq!(plan.choice, Choice::Cpu, "{plan:?}");
         let plan = plan_for_share(&profile);
         assert!(plan < 0.2, "the GPU's share on a slow bus is small: {plan}");
     }
