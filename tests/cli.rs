@@ -9,7 +9,7 @@ use std::borrow::BorrowMut;
 use std::fs;
 use std::io::{Read, Write};
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 
 use common::{vector_input, vectors};
 
@@ -20,14 +20,19 @@ fn b3batch() -> Command {
     command
 }
 
-/// Runs with `stdin` fed in and returns the output.
-fn run(mut command: impl BorrowMut<Command>, stdin: &[u8]) -> Output {
-    let command = command.borrow_mut();
+/// Starts `command` with all three standard streams piped.
+fn spawn_piped(command: &mut Command) -> Child {
     command
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = command.spawn().expect("b3batch starts");
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the command starts")
+}
+
+/// Runs with `stdin` fed in and returns the output.
+fn run(mut command: impl BorrowMut<Command>, stdin: &[u8]) -> Output {
+    let mut child = spawn_piped(command.borrow_mut());
     let mut input = child.stdin.take().expect("stdin");
     let stdin = stdin.to_vec();
     let writer = std::thread::spawn(move || {
@@ -466,13 +471,8 @@ fn a_large_input_streams_in_bounded_memory() {
         "ulimit -v {}; exec \"$0\" records --size 4096 --raw --threads 2",
         768 * 1024
     );
-    let mut child = Command::new("sh")
-        .args(["-c", &script, env!("CARGO_BIN_EXE_b3batch")])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child =
+        spawn_piped(Command::new("sh").args(["-c", &script, env!("CARGO_BIN_EXE_b3batch")]));
     let mut stdin = child.stdin.take().unwrap();
     let piece = vector_input(1 << 20);
     let writer = std::thread::spawn(move || {
@@ -518,13 +518,7 @@ fn a_large_input_streams_in_bounded_memory() {
 #[cfg(unix)]
 #[test]
 fn a_closed_stdout_ends_quietly() {
-    let mut child = b3batch()
-        .args(["records", "--size", "1"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_piped(b3batch().args(["records", "--size", "1"]));
     let mut stdin = child.stdin.take().unwrap();
     let writer = std::thread::spawn(move || {
         let _ = stdin.write_all(&vector_input(4 << 20));

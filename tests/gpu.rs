@@ -5,7 +5,7 @@
 mod common;
 
 use blake3_batch::{Backend, Engine, ErrorKind, Mode};
-use common::{gpu_engine, reference};
+use common::{first_mismatch, gpu_engine, reference};
 
 /// Blobs of length `len_of(i)` whose bytes depend on their index.
 fn blobs(count: usize, len_of: impl Fn(usize) -> usize) -> Vec<Vec<u8>> {
@@ -15,16 +15,8 @@ fn blobs(count: usize, len_of: impl Fn(usize) -> usize) -> Vec<Vec<u8>> {
 }
 
 fn check(engine: &Engine, mode: Mode, blobs: &[Vec<u8>], what: &str) {
-    let mut out = vec![[0u8; 32]; blobs.len()];
-    engine.hash_slices_into(mode, blobs, &mut out).unwrap();
-    for (index, (blob, digest)) in blobs.iter().zip(&out).enumerate() {
-        assert_eq!(
-            *digest,
-            reference(mode, blob),
-            "{what}: blob {index} of {} ({} bytes)",
-            blobs.len(),
-            blob.len()
-        );
+    if let Some(mismatch) = first_mismatch(engine, mode, blobs) {
+        panic!("{what}: {mismatch}");
     }
 }
 

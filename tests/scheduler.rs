@@ -7,7 +7,7 @@ mod common;
 use blake3_batch::{
     cpu_model, Backend, BatchShape, Choice, CpuRates, Engine, ErrorKind, GpuRates, Mode, Profile,
 };
-use common::{reference, vector_input, vectors};
+use common::{vector_input, vectors};
 use proptest::prelude::*;
 
 fn cpu_rates() -> CpuRates {
@@ -129,17 +129,8 @@ fn without_a_profile_nothing_goes_to_the_gpu() {
 }
 
 fn check_split(engine: &Engine, mode: Mode, blobs: &[Vec<u8>]) -> Result<(), TestCaseError> {
-    let mut out = vec![[0u8; 32]; blobs.len()];
-    engine.hash_slices_into(mode, blobs, &mut out).unwrap();
-    for (index, (blob, digest)) in blobs.iter().zip(&out).enumerate() {
-        prop_assert_eq!(
-            *digest,
-            reference(mode, blob),
-            "blob {} of {}",
-            index,
-            blobs.len()
-        );
-    }
+    let mismatch = common::first_mismatch(engine, mode, blobs);
+    prop_assert!(mismatch.is_none(), "{}", mismatch.unwrap_or_default());
     Ok(())
 }
 

@@ -184,10 +184,12 @@ impl Slab {
         gpu: &GpuDevice,
         timeout: Duration,
     ) -> Result<(), Error> {
-        match self.staging_map.take() {
-            None => Ok(()),
-            Some(wait) => finish_map(gpu, wait, timeout, "mapping a staging buffer"),
-        }
+        finish_map(
+            gpu,
+            self.staging_map.take(),
+            timeout,
+            "mapping a staging buffer",
+        )
     }
 
     /// Packs blobs from `start` on into the mapped staging buffer until the
@@ -301,10 +303,8 @@ impl Slab {
         gpu: &GpuDevice,
         timeout: Duration,
     ) -> Result<(), Error> {
-        match self.readback_map.take() {
-            None => Ok(()),
-            Some(wait) => finish_map(gpu, wait, timeout, "mapping the digest readback buffer"),
-        }
+        let wait = self.readback_map.take();
+        finish_map(gpu, wait, timeout, "mapping the digest readback buffer")
     }
 
     /// Copies the digests the GPU computed for a slab (after
@@ -369,13 +369,15 @@ fn map(buffer: &wgpu::Buffer, mode: wgpu::MapMode, submission: wgpu::SubmissionI
     MapWait { submission, done }
 }
 
-/// Waits for a map asked for with [`map`].
+/// Waits for a map asked for with [`map`], if one is pending (`None`: the
+/// buffer is already mapped).
 fn finish_map(
     gpu: &GpuDevice,
-    wait: MapWait,
+    wait: Option<MapWait>,
     timeout: Duration,
     operation: &str,
 ) -> Result<(), Error> {
+    let Some(wait) = wait else { return Ok(()) };
     gpu.wait(wait.submission, timeout)?;
     match wait.done.try_recv() {
         Ok(Ok(())) => Ok(()),

@@ -152,6 +152,28 @@ pub fn reference(mode: Mode, data: &[u8]) -> [u8; 32] {
     }
 }
 
+/// Hashes `blobs` as slices on `engine` and returns the first digest that
+/// differs from the `blake3` crate's, described; `None` when all match.
+pub fn first_mismatch<B: AsRef<[u8]> + Sync>(
+    engine: &Engine,
+    mode: Mode,
+    blobs: &[B],
+) -> Option<String> {
+    let mut out = vec![[0u8; 32]; blobs.len()];
+    engine.hash_slices_into(mode, blobs, &mut out).unwrap();
+    blobs
+        .iter()
+        .zip(&out)
+        .position(|(blob, digest)| *digest != reference(mode, blob.as_ref()))
+        .map(|index| {
+            format!(
+                "blob {index} of {} ({} bytes) differs from blake3",
+                blobs.len(),
+                blobs[index].as_ref().len()
+            )
+        })
+}
+
 /// Packs blobs Arrow style behind `lead` bytes of padding, so the first
 /// offset is not zero.
 pub fn pack<B: AsRef<[u8]>>(blobs: &[B], lead: usize) -> (Vec<u8>, Vec<u64>) {

@@ -159,56 +159,46 @@ fn stream_records<W: Write>(
         let at_end = read == 0;
         filled += read;
         let mut start = 0;
-        match layout {
-            Layout::Sized(size) => {
-                if let Some(hasher) = long.as_mut() {
-                    // Finish a record longer than the buffer.
+        // First finish a record that began in an earlier piece and was too
+        // long for the buffer.
+        if let Some(hasher) = long.as_mut() {
+            let (take, complete) = match layout {
+                Layout::Sized(size) => {
                     let take = (size - hasher.count() as usize).min(filled);
-                    hasher.update_rayon(&buffer[..take]);
-                    start = take;
-                    if hasher.count() as usize == size {
-                        let digest = *long.take().expect("hasher").finalize().as_bytes();
-                        sink.digest(&digest)?;
+                    (take, hasher.count() as usize + take == size)
+                }
+                Layout::Delimited(delimiter) => {
+                    match memchr::memchr(delimiter, &buffer[..filled]) {
+                        Some(end) => (end, true),
+                        None => (filled, false),
                     }
                 }
-                if long.is_none() {
-                    start = cut_sized(&buffer[..filled], start, size, sink)?;
-                    if size > buffer.len() && start == 0 && filled == buffer.len() {
-                        // A record larger than the buffer: stream it
-                        // through a hasher rather than grow the buffer.
-                        let mut hasher = sink.mode.hasher();
-                        hasher.update_rayon(&buffer[..filled]);
-                        long = Some(hasher);
-                        start = filled;
-                    }
+            };
+            hasher.update_rayon(&buffer[..take]);
+            start = take;
+            if complete {
+                let digest = *long.take().expect("hasher").finalize().as_bytes();
+                sink.digest(&digest)?;
+                // The delimiter ends the record and belongs to no record.
+                if matches!(layout, Layout::Delimited(_)) {
+                    start += 1;
                 }
             }
-            Layout::Delimited(delimiter) => {
-                if let Some(hasher) = long.as_mut() {
-                    // Finish a record that began in an earlier piece.
-                    match memchr::memchr(delimiter, &buffer[..filled]) {
-                        Some(end) => {
-                            hasher.update_rayon(&buffer[..end]);
-                            let digest = *long.take().expect("hasher").finalize().as_bytes();
-                            sink.digest(&digest)?;
-                            start = end + 1;
-                        }
-                        None => {
-                            hasher.update_rayon(&buffer[..filled]);
-                            start = filled;
-                        }
-                    }
+        }
+        if long.is_none() {
+            start = match layout {
+                Layout::Sized(size) => cut_sized(&buffer[..filled], start, size, sink)?,
+                Layout::Delimited(delimiter) => {
+                    cut_delimited(&buffer[..filled], start, delimiter, sink)?
                 }
-                if long.is_none() {
-                    start = cut_delimited(&buffer[..filled], start, delimiter, sink)?;
-                    if start == 0 && filled == buffer.len() {
-                        // One record fills the whole buffer: stream it.
-                        let mut hasher = sink.mode.hasher();
-                        hasher.update_rayon(&buffer[..filled]);
-                        long = Some(hasher);
-                        start = filled;
-                    }
-                }
+            };
+            if start == 0 && filled == buffer.len() {
+                // A full buffer without one whole record: stream the record
+                // through a hasher rather than grow the buffer.
+                let mut hasher = sink.mode.hasher();
+                hasher.update_rayon(&buffer[..filled]);
+                long = Some(hasher);
+                start = filled;
             }
         }
         // Keep the unfinished record at the front of the buffer.
