@@ -122,14 +122,20 @@ impl Lanes for Avx2 {
         // SAFETY: AVX2 as above; each block is a reference to 64 readable
         // bytes, read as two unaligned 32-byte loads.
         unsafe {
-            let low: [__m256i; 8] =
-                core::array::from_fn(|lane| _mm256_loadu_si256(blocks[lane].as_ptr().cast()));
-            let high: [__m256i; 8] = core::array::from_fn(|lane| {
-                _mm256_loadu_si256(blocks[lane].as_ptr().add(32).cast())
-            });
+            let mut low = [_mm256_setzero_si256(); 8];
+            let mut high = [_mm256_setzero_si256(); 8];
+            for lane in 0..8 {
+                low[lane] = _mm256_loadu_si256(blocks[lane].as_ptr().cast());
+                high[lane] = _mm256_loadu_si256(blocks[lane].as_ptr().add(32).cast());
+            }
             let low = transpose8(low);
             let high = transpose8(high);
-            core::array::from_fn(|word| Avx2(if word < 8 { low[word] } else { high[word - 8] }))
+            let mut words = [Avx2(low[0]); 16];
+            for word in 0..8 {
+                words[word] = Avx2(low[word]);
+                words[8 + word] = Avx2(high[word]);
+            }
+            words
         }
     }
 
@@ -138,7 +144,11 @@ impl Lanes for Avx2 {
         // SAFETY: AVX2 as above; `out[lane]` is 32 writable bytes for each
         // of the 8 lanes, written unaligned.
         unsafe {
-            let rows = transpose8(words.map(|word| word.0));
+            let mut columns = [_mm256_setzero_si256(); 8];
+            for (column, word) in columns.iter_mut().zip(words) {
+                *column = word.0;
+            }
+            let rows = transpose8(columns);
             for (digest, row) in out.iter_mut().zip(rows) {
                 _mm256_storeu_si256(digest.as_mut_ptr().cast(), row);
             }

@@ -69,9 +69,16 @@ impl Lanes for Avx512 {
         // SAFETY: AVX-512F as above; each block is a reference to 64
         // readable bytes, loaded unaligned.
         unsafe {
-            let rows: [__m512i; 16] =
-                core::array::from_fn(|lane| _mm512_loadu_si512(blocks[lane].as_ptr().cast()));
-            transpose16(rows).map(Avx512)
+            let mut rows = [_mm512_setzero_si512(); 16];
+            for (row, block) in rows.iter_mut().zip(blocks) {
+                *row = _mm512_loadu_si512(block.as_ptr().cast());
+            }
+            let columns = transpose16(rows);
+            let mut words = [Avx512(columns[0]); 16];
+            for (word, column) in words.iter_mut().zip(columns) {
+                *word = Avx512(column);
+            }
+            words
         }
     }
 
@@ -80,7 +87,11 @@ impl Lanes for Avx512 {
         // SAFETY: AVX-512F as above; `out` is 16 × 32 = 512 contiguous
         // writable bytes, written as 8 unaligned 64-byte stores.
         unsafe {
-            let rows = transpose_out(words.map(|word| word.0));
+            let mut columns = [_mm512_setzero_si512(); 8];
+            for (column, word) in columns.iter_mut().zip(words) {
+                *column = word.0;
+            }
+            let rows = transpose_out(columns);
             let base = out.as_mut_ptr().cast::<u8>();
             for (pair, row) in rows.iter().enumerate() {
                 _mm512_storeu_si512(base.add(64 * pair).cast(), *row);
@@ -110,9 +121,10 @@ unsafe fn transpose4x4_blocks([a, b, c, d]: [__m512i; 4]) -> [__m512i; 4] {
 unsafe fn transpose16(r: [__m512i; 16]) -> [__m512i; 16] {
     // Interleave words, then word pairs, within 128-bit blocks: afterwards
     // `quad[g][k]`'s 128-bit block `j` holds word 4j+k of rows 4g..4g+4.
-    let quad: [[__m512i; 4]; 4] = core::array::from_fn(|g| {
-        transpose4x4_blocks([r[4 * g], r[4 * g + 1], r[4 * g + 2], r[4 * g + 3]])
-    });
+    let mut quad = [[_mm512_setzero_si512(); 4]; 4];
+    for (g, quad) in quad.iter_mut().enumerate() {
+        *quad = transpose4x4_blocks([r[4 * g], r[4 * g + 1], r[4 * g + 2], r[4 * g + 3]]);
+    }
     // Gather 128-bit block j of the four row groups into output word 4j+k.
     let mut out = [_mm512_setzero_si512(); 16];
     for k in 0..4 {
@@ -134,15 +146,18 @@ unsafe fn transpose16(r: [__m512i; 16]) -> [__m512i; 16] {
 unsafe fn transpose_out(v: [__m512i; 8]) -> [__m512i; 8] {
     // After interleaving, `words[h][l]`'s 128-bit block `j` holds words
     // 4h..4h+4 of lane l + 4j.
-    let words: [[__m512i; 4]; 2] = core::array::from_fn(|h| {
-        transpose4x4_blocks([v[4 * h], v[4 * h + 1], v[4 * h + 2], v[4 * h + 3]])
-    });
+    let mut words = [[_mm512_setzero_si512(); 4]; 2];
+    for (h, words) in words.iter_mut().enumerate() {
+        *words = transpose4x4_blocks([v[4 * h], v[4 * h + 1], v[4 * h + 2], v[4 * h + 3]]);
+    }
     // Per lane residue l, put each lane's low and high word halves side by
     // side: `lo[l]` = [l, l+4] as (low, high) pairs, `hi[l]` = [l+8, l+12].
-    let lo: [__m512i; 4] =
-        core::array::from_fn(|l| _mm512_shuffle_i32x4::<0b01_00_01_00>(words[0][l], words[1][l]));
-    let hi: [__m512i; 4] =
-        core::array::from_fn(|l| _mm512_shuffle_i32x4::<0b11_10_11_10>(words[0][l], words[1][l]));
+    let mut lo = [_mm512_setzero_si512(); 4];
+    let mut hi = [_mm512_setzero_si512(); 4];
+    for l in 0..4 {
+        lo[l] = _mm512_shuffle_i32x4::<0b01_00_01_00>(words[0][l], words[1][l]);
+        hi[l] = _mm512_shuffle_i32x4::<0b11_10_11_10>(words[0][l], words[1][l]);
+    }
     [
         _mm512_shuffle_i32x4::<0b10_00_10_00>(lo[0], lo[1]), // lanes 0, 1
         _mm512_shuffle_i32x4::<0b10_00_10_00>(lo[2], lo[3]), // lanes 2, 3

@@ -67,11 +67,12 @@ impl Lanes for Neon {
     fn load_transposed(blocks: &[&[u8; BLOCK_LEN]; MAX_LANES]) -> [Self; 16] {
         let mut words = [Neon::splat(0); 16];
         for quarter in 0..4 {
-            // SAFETY: as above; bytes 16q..16q+16 of each 64-byte block are
-            // readable (vld1q_u8 has no alignment requirement).
-            let rows: [uint32x4_t; 4] = core::array::from_fn(|lane| unsafe {
-                vreinterpretq_u32_u8(vld1q_u8(blocks[lane].as_ptr().add(16 * quarter)))
-            });
+            let mut rows = [Neon::splat(0).0; 4];
+            for (row, block) in rows.iter_mut().zip(blocks) {
+                // SAFETY: as above; bytes 16q..16q+16 of each 64-byte block are
+                // readable (vld1q_u8 has no alignment requirement).
+                *row = unsafe { vreinterpretq_u32_u8(vld1q_u8(block.as_ptr().add(16 * quarter))) };
+            }
             // SAFETY: as above.
             let columns = unsafe { transpose4(rows) };
             for (k, column) in columns.into_iter().enumerate() {
@@ -84,7 +85,12 @@ impl Lanes for Neon {
     #[inline(always)]
     fn store_transposed(words: &[Self; 8], out: &mut [[u8; 32]; MAX_LANES]) {
         for half in 0..2 {
-            let rows = [0, 1, 2, 3].map(|k| words[4 * half + k].0);
+            let rows = [
+                words[4 * half].0,
+                words[4 * half + 1].0,
+                words[4 * half + 2].0,
+                words[4 * half + 3].0,
+            ];
             // SAFETY: as above; bytes 16h..16h+16 of `out[lane]` are writable.
             unsafe {
                 for (lane, row) in transpose4(rows).into_iter().enumerate() {

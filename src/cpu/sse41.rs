@@ -95,11 +95,12 @@ impl Lanes for Sse41 {
     fn load_transposed(blocks: &[&[u8; BLOCK_LEN]; MAX_LANES]) -> [Self; 16] {
         let mut words = [Sse41(zero()); 16];
         for quarter in 0..4 {
-            // SAFETY: as above; bytes 16q..16q+16 of each 64-byte block are
-            // readable, loaded unaligned.
-            let rows: [__m128i; 4] = core::array::from_fn(|lane| unsafe {
-                _mm_loadu_si128(blocks[lane].as_ptr().add(16 * quarter).cast())
-            });
+            let mut rows = [zero(); 4];
+            for (row, block) in rows.iter_mut().zip(blocks) {
+                // SAFETY: as above; bytes 16q..16q+16 of each 64-byte block are
+                // readable, loaded unaligned.
+                *row = unsafe { _mm_loadu_si128(block.as_ptr().add(16 * quarter).cast()) };
+            }
             // SAFETY: as above.
             let columns = unsafe { transpose4(rows) };
             for (k, column) in columns.into_iter().enumerate() {
@@ -112,7 +113,12 @@ impl Lanes for Sse41 {
     #[inline(always)]
     fn store_transposed(words: &[Self; 8], out: &mut [[u8; 32]; MAX_LANES]) {
         for half in 0..2 {
-            let rows = [0, 1, 2, 3].map(|k| words[4 * half + k].0);
+            let rows = [
+                words[4 * half].0,
+                words[4 * half + 1].0,
+                words[4 * half + 2].0,
+                words[4 * half + 3].0,
+            ];
             // SAFETY: as above; bytes 16h..16h+16 of `out[lane]` are
             // writable, stored unaligned.
             unsafe {
