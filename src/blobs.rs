@@ -10,6 +10,19 @@ pub(crate) trait BlobSource: Sync {
     fn count(&self) -> usize;
     /// Blob `index` (`index < count()`).
     fn blob(&self, index: usize) -> &[u8];
+    /// The length of blob `index`; sources that know it without building
+    /// the slice (offsets, fixed-size records) say so, which keeps passes
+    /// over every length (work units, batch shape) cheap.
+    #[inline]
+    fn len(&self, index: usize) -> usize {
+        self.blob(index).len()
+    }
+    /// The total length of blobs `start..end`; one subtraction for packed
+    /// offsets and records.
+    #[inline]
+    fn bytes(&self, start: usize, end: usize) -> usize {
+        (start..end).map(|index| self.len(index)).sum()
+    }
 }
 
 /// A slice of anything that views as bytes.
@@ -107,6 +120,17 @@ impl<O: Offset> BlobSource for Packed<'_, O> {
         let end = self.offsets[index + 1].to_u64() as usize;
         &self.data[start..end]
     }
+
+    #[inline]
+    fn len(&self, index: usize) -> usize {
+        // Validated in `new`: offsets never decrease.
+        (self.offsets[index + 1].to_u64() - self.offsets[index].to_u64()) as usize
+    }
+
+    #[inline]
+    fn bytes(&self, start: usize, end: usize) -> usize {
+        (self.offsets[end].to_u64() - self.offsets[start].to_u64()) as usize
+    }
 }
 
 /// One buffer cut into records of equal size.
@@ -142,6 +166,16 @@ impl BlobSource for Records<'_> {
     fn blob(&self, index: usize) -> &[u8] {
         &self.data[index * self.size..(index + 1) * self.size]
     }
+
+    #[inline]
+    fn len(&self, _index: usize) -> usize {
+        self.size
+    }
+
+    #[inline]
+    fn bytes(&self, start: usize, end: usize) -> usize {
+        (end - start) * self.size
+    }
 }
 
 /// Checks that the caller's output slice has one slot per blob.
@@ -174,6 +208,11 @@ impl<S: BlobSource> BlobSource for Subset<'_, S> {
     fn blob(&self, index: usize) -> &[u8] {
         self.source.blob(self.indices[index])
     }
+
+    #[inline]
+    fn len(&self, index: usize) -> usize {
+        self.source.len(self.indices[index])
+    }
 }
 
 /// A contiguous run of another source's blobs (one side of a split batch).
@@ -192,5 +231,10 @@ impl<S: BlobSource> BlobSource for Span<'_, S> {
     #[inline]
     fn blob(&self, index: usize) -> &[u8] {
         self.source.blob(self.start + index)
+    }
+
+    #[inline]
+    fn len(&self, index: usize) -> usize {
+        self.source.len(self.start + index)
     }
 }

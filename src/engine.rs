@@ -400,7 +400,7 @@ impl Engine {
         if self.inner.backend == Backend::Gpu {
             return self.run_gpu(gpu, mode, source, out);
         }
-        let shape = BatchShape::from_lengths((0..source.count()).map(|i| source.blob(i).len()));
+        let shape = BatchShape::from_lengths((0..source.count()).map(|i| source.len(i)));
         let plan = scheduler::plan(&shape, &self.inner.profile, self.inner.threads);
         // Auto never fails on a GPU error: the CPU redoes that part.
         match plan.choice {
@@ -482,7 +482,7 @@ impl Engine {
         let kernel = self.inner.kernel;
         let words = mode.words(|context| hash_one(kernel, Mode::CONTEXT, context));
         let large: Vec<usize> = (0..source.count())
-            .filter(|&index| !gpu::fits_gpu(source.blob(index).len()))
+            .filter(|&index| !gpu::fits_gpu(source.len(index)))
             .collect();
         if large.is_empty() {
             return gpu.hash(words, source, out, 0);

@@ -158,3 +158,31 @@ fn batches_around_lane_widths_at_boundary_lengths() {
         }
     }
 }
+
+/// Runs of equal lengths (hashed a whole lane group at a time, straight into
+/// their slots) next to mixed lengths (binned), starting at every offset
+/// from a lane group boundary, including runs of one length over a chunk.
+#[test]
+fn equal_length_runs_among_mixed_lengths() {
+    let buffer = buffer();
+    for run_len in [0, 64, 100, 1024, 1025, 3000] {
+        for lead in 0..17 {
+            let mut cuts: Vec<Cut> = Vec::new();
+            let mut start = 5;
+            let mut push = |cuts: &mut Vec<Cut>, len: usize| {
+                cuts.push((start, len));
+                start = (start + 11) % 4000;
+            };
+            for i in 0..lead {
+                push(&mut cuts, 1 + 37 * i % 1100);
+            }
+            for _ in 0..40 {
+                push(&mut cuts, run_len);
+            }
+            for i in 0..lead + 3 {
+                push(&mut cuts, 2 + 53 * i % 1024);
+            }
+            check_all_layouts(&buffer, &cuts, &ModeChoice::Hash).unwrap();
+        }
+    }
+}

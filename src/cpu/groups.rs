@@ -194,9 +194,13 @@ pub(crate) fn prefetch_input(data: &[u8]) {
     for line in data.chunks(BLOCK_LEN).take(PREFETCH_BLOCKS) {
         prefetch(line);
     }
-    // The last block may straddle two cache lines: fetch its first and last byte.
+    // The last block may straddle two cache lines: fetch its first byte
+    // (unless the loop above did) and its last.
     if let Some(last) = data.len().checked_sub(1) {
-        prefetch(&data[last & !(BLOCK_LEN - 1)..]);
+        let last_block = last & !(BLOCK_LEN - 1);
+        if last_block >= PREFETCH_BLOCKS * BLOCK_LEN {
+            prefetch(&data[last_block..]);
+        }
         prefetch(&data[last..]);
     }
 }
