@@ -237,4 +237,9 @@ impl<S: BlobSource> BlobSource for Span<'_, S> {
     fn len(&self, index: usize) -> usize {
         self.source.len(self.start + index)
     }
+
+    #[inline]
+    fn bytes(&self, start: usize, end: usize) -> usize {
+        self.source.bytes(self.start + start, self.start + end)
+    }
 }
