@@ -147,9 +147,7 @@ fn table_json_csv_and_plot_hold_every_figure() {
 
 #[test]
 fn forced_backends_choose_the_columns() {
-    let out = bench(&["--backend", "cpu", "--sizes", "256", "--threads", "1"]);
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    let header = text(&out.stdout).lines().nth(2).unwrap().to_owned();
+    let header = table_header(&["--backend", "cpu", "--sizes", "256", "--threads", "1"]);
     assert!(
         header.contains("cpu 1t") && header.contains("blake3 loop 1t"),
         "{header}"
@@ -161,9 +159,7 @@ fn forced_backends_choose_the_columns() {
     if common::gpu_engine(None).is_none() {
         return;
     }
-    let out = bench(&["--backend", "gpu", "--sizes", "256"]);
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    let header = text(&out.stdout).lines().nth(2).unwrap().to_owned();
+    let header = table_header(&["--backend", "gpu", "--sizes", "256"]);
     assert!(
         header.contains("gpu") && header.contains("blake3 loop 1t"),
         "{header}"
@@ -172,6 +168,14 @@ fn forced_backends_choose_the_columns() {
         !header.contains("cpu 1t") && !header.contains("auto"),
         "{header}"
     );
+}
+
+/// Runs `bench` with `args`, checks it succeeded, and returns the table's
+/// header line.
+fn table_header(args: &[&str]) -> String {
+    let out = bench(args);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    text(&out.stdout).lines().nth(2).unwrap().to_owned()
 }
 
 #[test]
