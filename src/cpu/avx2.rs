@@ -7,7 +7,7 @@
 
 use core::arch::x86_64::*;
 
-use super::kernel::{hash_lanes, GroupParams, LaneGroup, Lanes, MAX_LANES};
+use super::kernel::{hash_lanes, GroupParams, LaneGroup, Lanes, TailBlocks, MAX_LANES};
 use crate::consts::BLOCK_LEN;
 
 #[derive(Clone, Copy)]
@@ -140,7 +140,8 @@ impl Lanes for Avx2 {
     }
 
     #[inline(always)]
-    fn store_transposed(words: &[Self; 8], out: &mut [[u8; 32]; MAX_LANES]) {
+    fn store_transposed(words: &[Self; 8], out: &mut [[u8; 32]]) {
+        let out: &mut [[u8; 32]; 8] = (&mut out[..8]).try_into().expect("8 slots");
         // SAFETY: AVX2 as above; `out[lane]` is 32 writable bytes for each
         // of the 8 lanes, written unaligned.
         unsafe {
@@ -191,7 +192,8 @@ unsafe fn transpose8(r: [__m256i; 8]) -> [__m256i; 8] {
 pub(super) unsafe fn hash_group(
     params: &GroupParams,
     group: &LaneGroup,
-    out: &mut [[u8; 32]; MAX_LANES],
+    tails: &mut TailBlocks,
+    out: &mut [[u8; 32]],
 ) {
-    hash_lanes::<Avx2>(params, group, out);
+    hash_lanes::<Avx2>(params, group, tails, out);
 }

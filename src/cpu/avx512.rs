@@ -6,7 +6,7 @@
 
 use core::arch::x86_64::*;
 
-use super::kernel::{hash_lanes, GroupParams, LaneGroup, Lanes, MAX_LANES};
+use super::kernel::{hash_lanes, GroupParams, LaneGroup, Lanes, TailBlocks, MAX_LANES};
 use crate::consts::BLOCK_LEN;
 
 #[derive(Clone, Copy)]
@@ -83,7 +83,8 @@ impl Lanes for Avx512 {
     }
 
     #[inline(always)]
-    fn store_transposed(words: &[Self; 8], out: &mut [[u8; 32]; MAX_LANES]) {
+    fn store_transposed(words: &[Self; 8], out: &mut [[u8; 32]]) {
+        let out: &mut [[u8; 32]; 16] = (&mut out[..16]).try_into().expect("16 slots");
         // SAFETY: AVX-512F as above; `out` is 16 × 32 = 512 contiguous
         // writable bytes, written as 8 unaligned 64-byte stores.
         unsafe {
@@ -178,7 +179,8 @@ unsafe fn transpose_out(v: [__m512i; 8]) -> [__m512i; 8] {
 pub(super) unsafe fn hash_group(
     params: &GroupParams,
     group: &LaneGroup,
-    out: &mut [[u8; 32]; MAX_LANES],
+    tails: &mut TailBlocks,
+    out: &mut [[u8; 32]],
 ) {
-    hash_lanes::<Avx512>(params, group, out);
+    hash_lanes::<Avx512>(params, group, tails, out);
 }

@@ -4,7 +4,7 @@
 
 use rayon::prelude::*;
 
-use super::groups::{hash_group_into, prefetch_input, run_jobs, Binner, Job};
+use super::groups::{prefetch_input, run_jobs, Binner, Job};
 use super::kernel::{GroupParams, LaneGroup, MAX_LANES};
 use super::tree::{hash_trees, TreeBlob};
 use super::Kernel;
@@ -168,34 +168,36 @@ fn hash_unit<S: BlobSource>(unit: &UnitParams, source: &S, start: usize, out: &m
     let width = unit.kernel.widths()[0];
     let mut binner = Binner::new(unit.kernel, params);
     let mut trees = Vec::new();
-    let mut group = LaneGroup {
+    let group = LaneGroup {
         last_flags: [CHUNK_END | ROOT; MAX_LANES],
         ..LaneGroup::default()
     };
+    // Two groups used in turn: one compresses while the next is looked up,
+    // with no copy of either.
+    let mut pair = [group, group];
     let groups = out.len() / width;
     if groups > 0 {
-        lookup(source, start, &mut group.inputs[..width]);
+        lookup(source, start, &mut pair[0].inputs[..width]);
     }
     for index in 0..groups {
-        let current = group;
+        let [even, odd] = &mut pair;
+        let (current, next) = if index % 2 == 0 {
+            (&*even, odd)
+        } else {
+            (&*odd, even)
+        };
         if index + 1 < groups {
             lookup(
                 source,
                 start + (index + 1) * width,
-                &mut group.inputs[..width],
+                &mut next.inputs[..width],
             );
         }
         let first = index * width;
         let inputs = &current.inputs[..width];
         let len = inputs[0].len();
         if len <= CHUNK_LEN && inputs.iter().all(|input| input.len() == len) {
-            hash_group_into(
-                unit.kernel,
-                &params,
-                width,
-                &current,
-                &mut out[first..first + width],
-            );
+            binner.hash_in_place(current, &mut out[first..first + width]);
         } else {
             for (lane, data) in inputs.iter().enumerate() {
                 route(unit, &mut binner, &mut trees, first + lane, data, out);

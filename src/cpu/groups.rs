@@ -9,7 +9,7 @@
 //! output after its own last block), and the last partial group takes the
 //! narrowest lane width that holds it.
 
-use super::kernel::{GroupParams, LaneGroup, MAX_LANES};
+use super::kernel::{GroupParams, LaneGroup, TailBlocks, MAX_LANES};
 use super::prefetch::prefetch;
 use super::Kernel;
 use crate::consts::{blocks_in_chunk, BLOCKS_PER_CHUNK, BLOCK_LEN};
@@ -42,27 +42,53 @@ struct Bin<'a> {
 
 /// Collects jobs into per-block-count bins and hashes full groups.
 pub(crate) struct Binner<'a> {
-    kernel: Kernel,
-    params: GroupParams,
+    hasher: GroupHasher,
     widest: usize,
     bins: Vec<Bin<'a>>,
+}
+
+/// Runs lane groups through the kernel and puts each lane's output in its
+/// slot, with buffers every group reuses, so that none clears fresh ones:
+/// the kernel's padded last blocks, and the outputs of a group bound for
+/// scattered slots.
+struct GroupHasher {
+    kernel: Kernel,
+    params: GroupParams,
+    tails: TailBlocks,
+    outputs: [[u8; 32]; MAX_LANES],
 }
 
 impl<'a> Binner<'a> {
     /// An empty binner hashing with `kernel` and `params`.
     pub(crate) fn new(kernel: Kernel, params: GroupParams) -> Self {
         Binner {
-            kernel,
-            params,
+            hasher: GroupHasher {
+                kernel,
+                params,
+                tails: TailBlocks::new(),
+                outputs: [[0; 32]; MAX_LANES],
+            },
             widest: kernel.widths()[0],
             bins: (0..=BLOCKS_PER_CHUNK).map(|_| Bin::default()).collect(),
         }
     }
 
+    /// Hashes a full group of the widest width straight into `slots`, one
+    /// per lane in order (blobs that need no binning).
+    #[inline]
+    pub(crate) fn hash_in_place(&mut self, group: &LaneGroup, slots: &mut [[u8; 32]]) {
+        debug_assert_eq!(slots.len(), self.widest);
+        let hasher = &mut self.hasher;
+        let (kernel, params) = (hasher.kernel, &hasher.params);
+        kernel.hash_group(self.widest, params, group, &mut hasher.tails, slots);
+    }
+
     /// Adds a job; hashes its bin into `dests` if that fills a group.
+    ///
+    /// The caller starts loading the job's input ([`prefetch_input`]) when
+    /// it first sees it, which is then some jobs ahead of its compression.
     #[inline]
     pub(crate) fn push(&mut self, job: Job<'a>, dests: &mut [[u8; 32]]) {
-        prefetch_input(job.data);
         let bin = &mut self.bins[blocks_in_chunk(job.data.len())];
         let lane = bin.len;
         bin.group.inputs[lane] = job.data;
@@ -72,15 +98,9 @@ impl<'a> Binner<'a> {
         bin.len += 1;
         if bin.len == self.widest {
             bin.len = 0;
-            hash_group(
-                self.kernel,
-                &self.params,
-                self.widest,
-                &bin.group,
-                &bin.dests,
-                self.widest,
-                dests,
-            );
+            let widest = self.widest;
+            self.hasher
+                .hash(widest, &bin.group, &bin.dests, widest, dests);
         }
     }
 
@@ -96,15 +116,9 @@ impl<'a> Binner<'a> {
                 merged.dests[merged.len] = bin.dests[lane];
                 merged.len += 1;
                 if merged.len == self.widest {
-                    hash_group(
-                        self.kernel,
-                        &self.params,
-                        self.widest,
-                        &merged.group,
-                        &merged.dests,
-                        self.widest,
-                        dests,
-                    );
+                    let widest = self.widest;
+                    self.hasher
+                        .hash(widest, &merged.group, &merged.dests, widest, dests);
                     merged.len = 0;
                 }
             }
@@ -112,6 +126,7 @@ impl<'a> Binner<'a> {
         }
         if merged.len > 0 {
             let width = self
+                .hasher
                 .kernel
                 .widths()
                 .iter()
@@ -121,68 +136,41 @@ impl<'a> Binner<'a> {
                 .unwrap_or(self.widest);
             // Lanes past `merged.len` hold earlier inputs (or none); their
             // outputs are computed and dropped.
-            hash_group(
-                self.kernel,
-                &self.params,
-                width,
-                &merged.group,
-                &merged.dests,
-                merged.len,
-                dests,
-            );
+            self.hasher
+                .hash(width, &merged.group, &merged.dests, merged.len, dests);
         }
     }
 }
 
-/// Hashes the first `width` lanes of `group` and writes the first `used`
-/// outputs to `dests[lane_dests[lane]]`.
-#[inline]
-fn hash_group(
-    kernel: Kernel,
-    params: &GroupParams,
-    width: usize,
-    group: &LaneGroup,
-    lane_dests: &[usize; MAX_LANES],
-    used: usize,
-    dests: &mut [[u8; 32]],
-) {
-    // Lanes bound for consecutive slots (equal-length blobs in input order)
-    // are written straight into them.
-    let first = lane_dests[0];
-    let consecutive = lane_dests[..used]
-        .iter()
-        .enumerate()
-        .all(|(lane, &dest)| dest == first + lane);
-    if consecutive && width == used {
-        if let Some(slots) = dests.get_mut(first..first + used) {
-            hash_group_into(kernel, params, width, group, slots);
-            return;
+impl GroupHasher {
+    /// Hashes the first `width` lanes of `group` and writes the first `used`
+    /// outputs to `dests[lane_dests[lane]]`.
+    #[inline]
+    fn hash(
+        &mut self,
+        width: usize,
+        group: &LaneGroup,
+        lane_dests: &[usize; MAX_LANES],
+        used: usize,
+        dests: &mut [[u8; 32]],
+    ) {
+        let (kernel, params, tails) = (self.kernel, &self.params, &mut self.tails);
+        // Lanes bound for consecutive slots (equal-length blobs in input
+        // order, a blob's chunks) are written straight into them.
+        let first = lane_dests[0];
+        let consecutive = lane_dests[..used]
+            .iter()
+            .enumerate()
+            .all(|(lane, &dest)| dest == first + lane);
+        if consecutive && width == used {
+            if let Some(slots) = dests.get_mut(first..first + used) {
+                kernel.hash_group(width, params, group, tails, slots);
+                return;
+            }
         }
-    }
-    let mut outputs = [[0u8; 32]; MAX_LANES];
-    kernel.hash_group(width, params, group, &mut outputs);
-    for (&dest, output) in lane_dests[..used].iter().zip(&outputs) {
-        dests[dest] = *output;
-    }
-}
-
-/// Hashes the first `width` lanes of `group` into `slots` (one per lane,
-/// `slots.len() == width`), writing in place when the lanes fill a group of
-/// the widest width.
-#[inline]
-pub(crate) fn hash_group_into(
-    kernel: Kernel,
-    params: &GroupParams,
-    width: usize,
-    group: &LaneGroup,
-    slots: &mut [[u8; 32]],
-) {
-    match <&mut [[u8; 32]; MAX_LANES]>::try_from(&mut *slots) {
-        Ok(direct) => kernel.hash_group(width, params, group, direct),
-        Err(_) => {
-            let mut outputs = [[0u8; 32]; MAX_LANES];
-            kernel.hash_group(width, params, group, &mut outputs);
-            slots.copy_from_slice(&outputs[..slots.len()]);
+        kernel.hash_group(width, params, group, tails, &mut self.outputs);
+        for (&dest, output) in lane_dests[..used].iter().zip(&self.outputs) {
+            dests[dest] = *output;
         }
     }
 }
@@ -214,6 +202,7 @@ pub(crate) fn run_jobs<'a>(
 ) {
     let mut binner = Binner::new(kernel, *params);
     for job in jobs {
+        prefetch_input(job.data);
         binner.push(*job, dests);
     }
     binner.finish(dests);

@@ -42,8 +42,8 @@ pub(crate) trait Lanes: Copy {
     /// (blocks past `WIDTH` are ignored).
     fn load_transposed(blocks: &[&[u8; BLOCK_LEN]; MAX_LANES]) -> [Self; 16];
     /// Writes the 8 state words of lane `l` as 32 little-endian bytes to
-    /// `out[l]`, for every lane `l < WIDTH`.
-    fn store_transposed(words: &[Self; 8], out: &mut [[u8; 32]; MAX_LANES]);
+    /// `out[l]`, for every lane `l < WIDTH` (panics if `out` is shorter).
+    fn store_transposed(words: &[Self; 8], out: &mut [[u8; 32]]);
 }
 
 /// One lane group's inputs: each lane hashes one chunk-sized piece of input
@@ -213,45 +213,153 @@ pub(crate) fn compress<V: Lanes>(
     }
 }
 
-/// Hashes the first `V::WIDTH` lanes of `group` and writes each lane's output
-/// chaining value to `out[lane]`.
+/// Zero-padded copies of partial last blocks, one per lane, kept by the
+/// caller across groups.
 ///
-/// Lanes run in step, one block of every lane per compression. Lanes may
-/// hold different block counts (lengths at most 1024): the group runs for
-/// its longest lane, a lane's output is taken after its own last block, and
-/// a finished lane compresses a zero block whose result is ignored. Groups
-/// merged in block-count order waste few such compressions. Full
-/// blocks are read in place; only a partial last block is copied into
-/// zero-padded scratch.
+/// Each lane has two blocks of room whose second half is never written, so
+/// it stays zero: a tail of `t` bytes is copied to end where that half
+/// begins, and the padded block is read from `t` bytes before it. For
+/// inputs of at least a block the copy is the input's last 64 bytes, one
+/// fixed-size move whatever `t` is, and nothing is cleared per group.
+pub(crate) struct TailBlocks {
+    lanes: [[u8; 2 * BLOCK_LEN]; MAX_LANES],
+}
+
+impl TailBlocks {
+    /// Scratch for every lane, zeroed once.
+    pub(crate) fn new() -> Self {
+        TailBlocks {
+            lanes: [[0; 2 * BLOCK_LEN]; MAX_LANES],
+        }
+    }
+
+    /// Copies `input`'s last `tail` bytes (`0 < tail < BLOCK_LEN`) so that
+    /// [`TailBlocks::block`] returns them zero-padded.
+    #[inline(always)]
+    fn stage(&mut self, lane: usize, input: &[u8], tail: usize) {
+        let room = &mut self.lanes[lane];
+        match input.len().checked_sub(BLOCK_LEN) {
+            Some(window) => room[..BLOCK_LEN].copy_from_slice(&input[window..]),
+            None => copy_short(input, &mut room[BLOCK_LEN - tail..BLOCK_LEN]),
+        }
+    }
+
+    /// The zero-padded block staged for `lane` with a tail of `tail` bytes.
+    #[inline(always)]
+    fn block(&self, lane: usize, tail: usize) -> &[u8; BLOCK_LEN] {
+        full_block(&self.lanes[lane][BLOCK_LEN - tail..])
+    }
+}
+
+/// Hashes the first `V::WIDTH` lanes of `group` and writes each lane's output
+/// chaining value to `out[lane]` (`out` holds at least `V::WIDTH` slots).
+///
+/// Lanes run in step, one block of every lane per compression. Full blocks
+/// are read in place; a partial last block is copied into `tails`.
 #[inline(always)]
 pub(crate) fn hash_lanes<V: Lanes>(
     params: &GroupParams,
     group: &LaneGroup,
-    out: &mut [[u8; 32]; MAX_LANES],
+    tails: &mut TailBlocks,
+    out: &mut [[u8; 32]],
+) {
+    let inputs = &group.inputs[..V::WIDTH];
+    let blocks = blocks_in_chunk(inputs[0].len());
+    if inputs
+        .iter()
+        .all(|input| blocks_in_chunk(input.len()) == blocks)
+    {
+        hash_aligned_lanes::<V>(params, group, blocks, tails, out);
+    } else {
+        hash_ragged_lanes::<V>(params, group, tails, out);
+    }
+}
+
+/// [`hash_lanes`] for lanes of one block count (equal-length batches, the
+/// binner's full groups, chunks, parent nodes): every lane ends at the same
+/// compression; only the last block's lengths and flags differ per lane.
+#[inline(always)]
+fn hash_aligned_lanes<V: Lanes>(
+    params: &GroupParams,
+    group: &LaneGroup,
+    blocks: usize,
+    tails: &mut TailBlocks,
+    out: &mut [[u8; 32]],
 ) {
     let width = V::WIDTH;
-    let len = group.inputs[0].len();
-    let last_flags = group.last_flags[0];
-    if group.inputs[..width].iter().all(|input| input.len() == len)
-        && group.last_flags[..width]
-            .iter()
-            .all(|&flags| flags == last_flags)
-    {
-        hash_equal_lanes::<V>(params, group, len, last_flags, out);
-        return;
+    let (counter_low, counter_high) = load_counters::<V>(group);
+    let mut cv = splat_key::<V>(params);
+    let full = full_blocks::<V>(group, blocks - 1);
+    for block in 0..blocks - 1 {
+        compress_full_blocks(
+            &mut cv,
+            params,
+            group,
+            &full,
+            block,
+            counter_low,
+            counter_high,
+        );
     }
+
+    let start = (blocks - 1) * BLOCK_LEN;
+    let first = if blocks == 1 { params.first_flags } else { 0 };
+    let mut lens = [0u32; MAX_LANES];
+    let mut flags = [0u32; MAX_LANES];
+    for lane in 0..width {
+        let input = group.inputs[lane];
+        let tail = input.len() - start;
+        lens[lane] = tail as u32;
+        flags[lane] = params.flags | first | group.last_flags[lane];
+        if tail < BLOCK_LEN {
+            tails.stage(lane, input, tail);
+        }
+    }
+    let mut refs = [&ZERO_BLOCK; MAX_LANES];
+    for lane in 0..width {
+        let tail = lens[lane] as usize;
+        refs[lane] = if tail == BLOCK_LEN {
+            full_block(&group.inputs[lane][start..])
+        } else {
+            tails.block(lane, tail)
+        };
+    }
+    let m = V::load_transposed(&refs);
+    compress(
+        &mut cv,
+        &m,
+        counter_low,
+        counter_high,
+        V::load(&lens),
+        V::load(&flags),
+    );
+    V::store_transposed(&cv, out);
+}
+
+/// [`hash_lanes`] for lanes of different block counts (the binner's last,
+/// merged groups): the group runs for its longest lane, a lane's output is
+/// taken after its own last block, and a finished lane compresses a zero
+/// block whose result is ignored. Merging in block-count order wastes few
+/// such compressions.
+#[inline(always)]
+fn hash_ragged_lanes<V: Lanes>(
+    params: &GroupParams,
+    group: &LaneGroup,
+    tails: &mut TailBlocks,
+    out: &mut [[u8; 32]],
+) {
+    let width = V::WIDTH;
     let mut last_block = [0usize; MAX_LANES];
-    let mut scratch = [[0u8; BLOCK_LEN]; MAX_LANES];
-    let mut tail_len = [0u32; MAX_LANES];
+    let mut tail_len = [0usize; MAX_LANES];
     for lane in 0..width {
         let input = group.inputs[lane];
         debug_assert!(input.len() <= 1024);
         let last = blocks_in_chunk(input.len()) - 1;
-        let tail = &input[last * BLOCK_LEN..];
+        let tail = input.len() - last * BLOCK_LEN;
         last_block[lane] = last;
-        tail_len[lane] = tail.len() as u32;
-        if tail.len() < BLOCK_LEN {
-            copy_short(tail, &mut scratch[lane]);
+        tail_len[lane] = tail;
+        if tail < BLOCK_LEN {
+            tails.stage(lane, input, tail);
         }
     }
     let first_last = last_block[..width].iter().copied().min().unwrap_or(0);
@@ -262,8 +370,17 @@ pub(crate) fn hash_lanes<V: Lanes>(
     let mut finished = [[0u8; 32]; MAX_LANES];
 
     // Blocks before any lane's last: full blocks everywhere, same flags.
+    let full = full_blocks::<V>(group, first_last);
     for block in 0..first_last {
-        compress_full_blocks(&mut cv, params, group, block, counter_low, counter_high);
+        compress_full_blocks(
+            &mut cv,
+            params,
+            group,
+            &full,
+            block,
+            counter_low,
+            counter_high,
+        );
     }
 
     // From the first lane's last block on: per-lane lengths and flags.
@@ -278,12 +395,13 @@ pub(crate) fn hash_lanes<V: Lanes>(
                 flags[lane] = params.flags | first;
                 refs[lane] = full_block(&group.inputs[lane][block * BLOCK_LEN..]);
             } else if block == last_block[lane] {
-                lens[lane] = tail_len[lane];
+                let tail = tail_len[lane];
+                lens[lane] = tail as u32;
                 flags[lane] = params.flags | first | group.last_flags[lane];
-                refs[lane] = if tail_len[lane] as usize == BLOCK_LEN {
+                refs[lane] = if tail == BLOCK_LEN {
                     full_block(&group.inputs[lane][block * BLOCK_LEN..])
                 } else {
-                    &scratch[lane]
+                    tails.block(lane, tail)
                 };
             }
         }
@@ -296,11 +414,6 @@ pub(crate) fn hash_lanes<V: Lanes>(
             V::load(&lens),
             V::load(&flags),
         );
-        if first_last == final_last {
-            // Every lane ends here (the common, equal-length case).
-            V::store_transposed(&cv, out);
-            return;
-        }
         if last_block[..width].contains(&block) {
             V::store_transposed(&cv, &mut finished);
             for lane in 0..width {
@@ -310,52 +423,6 @@ pub(crate) fn hash_lanes<V: Lanes>(
             }
         }
     }
-}
-
-/// [`hash_lanes`] for lanes of one length and one set of last-block flags
-/// (equal-length batches, full chunks, parent nodes): lengths and flags are
-/// the same in every lane, so no per-lane bookkeeping.
-#[inline(always)]
-fn hash_equal_lanes<V: Lanes>(
-    params: &GroupParams,
-    group: &LaneGroup,
-    len: usize,
-    last_flags: u32,
-    out: &mut [[u8; 32]; MAX_LANES],
-) {
-    let width = V::WIDTH;
-    let blocks = blocks_in_chunk(len);
-    let (counter_low, counter_high) = load_counters::<V>(group);
-    let mut cv = splat_key::<V>(params);
-    for block in 0..blocks - 1 {
-        compress_full_blocks(&mut cv, params, group, block, counter_low, counter_high);
-    }
-
-    let last = blocks - 1;
-    let start = last * BLOCK_LEN;
-    let tail_len = len - start;
-    let first = if last == 0 { params.first_flags } else { 0 };
-    let block_len = V::splat(tail_len as u32);
-    let flags = V::splat(params.flags | first | last_flags);
-    let mut refs = [&ZERO_BLOCK; MAX_LANES];
-    let m = if tail_len == BLOCK_LEN {
-        // Full last blocks are read in place, with no scratch to clear.
-        for (block, input) in refs.iter_mut().zip(&group.inputs[..width]) {
-            *block = full_block(&input[start..]);
-        }
-        V::load_transposed(&refs)
-    } else {
-        let mut scratch = [[0u8; BLOCK_LEN]; MAX_LANES];
-        for (input, block) in group.inputs[..width].iter().zip(&mut scratch) {
-            copy_short(&input[start..], block);
-        }
-        for (block, scratch) in refs.iter_mut().zip(&scratch[..width]) {
-            *block = scratch;
-        }
-        V::load_transposed(&refs)
-    };
-    compress(&mut cv, &m, counter_low, counter_high, block_len, flags);
-    V::store_transposed(&cv, out);
 }
 
 /// The starting chaining value in every lane.
@@ -385,25 +452,40 @@ fn load_counters<V: Lanes>(group: &LaneGroup) -> (V, V) {
     (V::load(&low), V::load(&high))
 }
 
-/// Compresses block `block` of every lane, where it is a full block and not
-/// any lane's last, read in place; starts loading blocks further ahead.
+/// Each lane's first `count` blocks, all full, as arrays: one length check
+/// per lane here instead of one per lane and block in the loop.
+#[inline(always)]
+fn full_blocks<'a, V: Lanes>(
+    group: &LaneGroup<'a>,
+    count: usize,
+) -> [&'a [[u8; BLOCK_LEN]]; MAX_LANES] {
+    let mut blocks: [&[[u8; BLOCK_LEN]]; MAX_LANES] = [&[]; MAX_LANES];
+    for (lane, input) in blocks.iter_mut().zip(&group.inputs[..V::WIDTH]) {
+        *lane = &input.as_chunks::<BLOCK_LEN>().0[..count];
+    }
+    blocks
+}
+
+/// Compresses block `block` of every lane, a full block and not any lane's
+/// last, read in place from `blocks` (from [`full_blocks`]); starts loading
+/// the inputs further ahead.
 #[inline(always)]
 fn compress_full_blocks<V: Lanes>(
     cv: &mut [V; 8],
     params: &GroupParams,
     group: &LaneGroup,
+    blocks: &[&[[u8; BLOCK_LEN]]; MAX_LANES],
     block: usize,
     counter_low: V,
     counter_high: V,
 ) {
     let width = V::WIDTH;
-    let start = block * BLOCK_LEN;
     let mut refs = [&ZERO_BLOCK; MAX_LANES];
-    for (block, input) in refs.iter_mut().zip(&group.inputs[..width]) {
-        *block = full_block(&input[start..]);
+    for (lane, blocks) in refs.iter_mut().zip(&blocks[..width]) {
+        *lane = &blocks[block];
     }
     let m = V::load_transposed(&refs);
-    let ahead = start + PREFETCH_BLOCKS * BLOCK_LEN;
+    let ahead = (block + PREFETCH_BLOCKS) * BLOCK_LEN;
     for input in &group.inputs[..width] {
         prefetch(input.get(ahead..).unwrap_or_default());
     }
@@ -420,28 +502,32 @@ fn compress_full_blocks<V: Lanes>(
 
 static ZERO_BLOCK: [u8; BLOCK_LEN] = [0; BLOCK_LEN];
 
-/// Copies `tail` (shorter than a block) to the front of `block`.
+/// Copies `tail` (shorter than a block) to `dest` (of the same length).
 ///
 /// A plain `copy_from_slice` of a variable length becomes a `memcpy` call,
 /// which showed up as a fifth of the time on mixed lengths. Two fixed-size
 /// copies that overlap in the middle cover every length in `[n, 2n)` and
 /// inline to a couple of moves.
 #[inline(always)]
-fn copy_short(tail: &[u8], block: &mut [u8; BLOCK_LEN]) {
+fn copy_short(tail: &[u8], dest: &mut [u8]) {
     #[inline(always)]
-    fn overlapping<const N: usize>(tail: &[u8], block: &mut [u8; BLOCK_LEN]) {
+    fn overlapping<const N: usize>(tail: &[u8], dest: &mut [u8]) {
         let len = tail.len();
         let head: [u8; N] = tail[..N].try_into().expect("len >= N");
         let end: [u8; N] = tail[len - N..].try_into().expect("len >= N");
-        block[..N].copy_from_slice(&head);
-        block[len - N..len].copy_from_slice(&end);
+        dest[..N].copy_from_slice(&head);
+        dest[len - N..].copy_from_slice(&end);
     }
     match tail.len() {
-        32..=63 => overlapping::<32>(tail, block),
-        16..=31 => overlapping::<16>(tail, block),
-        8..=15 => overlapping::<8>(tail, block),
-        4..=7 => overlapping::<4>(tail, block),
-        len => block[..len].copy_from_slice(tail),
+        32..=63 => overlapping::<32>(tail, dest),
+        16..=31 => overlapping::<16>(tail, dest),
+        8..=15 => overlapping::<8>(tail, dest),
+        4..=7 => overlapping::<4>(tail, dest),
+        _ => {
+            for (byte, &value) in dest.iter_mut().zip(tail) {
+                *byte = value;
+            }
+        }
     }
 }
 

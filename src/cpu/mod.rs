@@ -22,7 +22,7 @@ use std::sync::OnceLock;
 
 use crate::consts::CHUNK_LEN;
 use crate::error::{Error, ErrorKind};
-use kernel::{GroupParams, LaneGroup, MAX_LANES};
+use kernel::{GroupParams, LaneGroup, TailBlocks};
 
 /// The environment variable that forces a CPU backend by name.
 pub const CPU_BACKEND_ENV: &str = "B3BATCH_CPU";
@@ -201,33 +201,35 @@ impl Kernel {
         }
     }
 
-    /// Hashes the first `width` lanes of `group` (`width` one of `widths()`).
+    /// Hashes the first `width` lanes of `group` (`width` one of `widths()`)
+    /// into `out[..width]`, copying partial last blocks into `tails`.
     pub(crate) fn hash_group(
         self,
         width: usize,
         params: &GroupParams,
         group: &LaneGroup,
-        out: &mut [[u8; 32]; MAX_LANES],
+        tails: &mut TailBlocks,
+        out: &mut [[u8; 32]],
     ) {
         match (self.backend, width) {
             // SAFETY (all three): a `Kernel` exists only for a supported
             // backend, and AVX-512 support includes AVX2 and SSE4.1 (see
             // `is_supported`), AVX2 support includes SSE4.1.
             #[cfg(target_arch = "x86_64")]
-            (CpuBackend::Avx512, 16) => unsafe { avx512::hash_group(params, group, out) },
+            (CpuBackend::Avx512, 16) => unsafe { avx512::hash_group(params, group, tails, out) },
             #[cfg(target_arch = "x86_64")]
             (CpuBackend::Avx512 | CpuBackend::Avx2, 8) => unsafe {
-                avx2::hash_group(params, group, out)
+                avx2::hash_group(params, group, tails, out)
             },
             #[cfg(target_arch = "x86_64")]
             (CpuBackend::Avx512 | CpuBackend::Avx2 | CpuBackend::Sse41, 4) => unsafe {
-                sse41::hash_group(params, group, out)
+                sse41::hash_group(params, group, tails, out)
             },
             // SAFETY: a `Kernel` exists only for a supported backend.
             #[cfg(target_arch = "aarch64")]
-            (CpuBackend::Neon, 4) => unsafe { neon::hash_group(params, group, out) },
+            (CpuBackend::Neon, 4) => unsafe { neon::hash_group(params, group, tails, out) },
             // Single lanes, and the portable backend's own widths.
-            _ => portable::hash_group(width, params, group, out),
+            _ => portable::hash_group(width, params, group, tails, out),
         }
     }
 }

@@ -6,7 +6,7 @@
 
 use core::arch::aarch64::*;
 
-use super::kernel::{hash_lanes, GroupParams, LaneGroup, Lanes, MAX_LANES};
+use super::kernel::{hash_lanes, GroupParams, LaneGroup, Lanes, TailBlocks, MAX_LANES};
 use crate::consts::BLOCK_LEN;
 
 #[derive(Clone, Copy)]
@@ -83,7 +83,8 @@ impl Lanes for Neon {
     }
 
     #[inline(always)]
-    fn store_transposed(words: &[Self; 8], out: &mut [[u8; 32]; MAX_LANES]) {
+    fn store_transposed(words: &[Self; 8], out: &mut [[u8; 32]]) {
+        let out: &mut [[u8; 32]; 4] = (&mut out[..4]).try_into().expect("4 slots");
         for half in 0..2 {
             let rows = [
                 words[4 * half].0,
@@ -130,7 +131,8 @@ unsafe fn transpose4([a, b, c, d]: [uint32x4_t; 4]) -> [uint32x4_t; 4] {
 pub(super) unsafe fn hash_group(
     params: &GroupParams,
     group: &LaneGroup,
-    out: &mut [[u8; 32]; MAX_LANES],
+    tails: &mut TailBlocks,
+    out: &mut [[u8; 32]],
 ) {
-    hash_lanes::<Neon>(params, group, out);
+    hash_lanes::<Neon>(params, group, tails, out);
 }

@@ -2,7 +2,7 @@
 //! for whatever baseline the target has. The fallback on every CPU and the
 //! reference the ISA backends are tested against.
 
-use super::kernel::{hash_lanes, GroupParams, LaneGroup, Lanes, MAX_LANES};
+use super::kernel::{hash_lanes, GroupParams, LaneGroup, Lanes, TailBlocks, MAX_LANES};
 use crate::consts::BLOCK_LEN;
 
 /// `N` lanes held in an array.
@@ -83,8 +83,8 @@ impl<const N: usize> Lanes for Portable<N> {
     }
 
     #[inline(always)]
-    fn store_transposed(words: &[Self; 8], out: &mut [[u8; 32]; MAX_LANES]) {
-        for (lane, digest) in out.iter_mut().take(N).enumerate() {
+    fn store_transposed(words: &[Self; 8], out: &mut [[u8; 32]]) {
+        for (lane, digest) in out[..N].iter_mut().enumerate() {
             for (word, bytes) in digest.chunks_exact_mut(4).enumerate() {
                 bytes.copy_from_slice(&words[word].0[lane].to_le_bytes());
             }
@@ -97,15 +97,16 @@ pub(crate) fn hash_group(
     width: usize,
     params: &GroupParams,
     group: &LaneGroup,
-    out: &mut [[u8; 32]; MAX_LANES],
+    tails: &mut TailBlocks,
+    out: &mut [[u8; 32]],
 ) {
     match width {
-        16 => hash_lanes::<Portable<16>>(params, group, out),
-        8 => hash_lanes::<Portable<8>>(params, group, out),
-        4 => hash_lanes::<Portable<4>>(params, group, out),
+        16 => hash_lanes::<Portable<16>>(params, group, tails, out),
+        8 => hash_lanes::<Portable<8>>(params, group, tails, out),
+        4 => hash_lanes::<Portable<4>>(params, group, tails, out),
         _ => {
             debug_assert_eq!(width, 1, "portable widths are 16, 8, 4, 1");
-            hash_lanes::<Portable<1>>(params, group, out)
+            hash_lanes::<Portable<1>>(params, group, tails, out)
         }
     }
 }

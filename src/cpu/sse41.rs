@@ -7,7 +7,7 @@
 
 use core::arch::x86_64::*;
 
-use super::kernel::{hash_lanes, GroupParams, LaneGroup, Lanes, MAX_LANES};
+use super::kernel::{hash_lanes, GroupParams, LaneGroup, Lanes, TailBlocks, MAX_LANES};
 use crate::consts::BLOCK_LEN;
 
 #[derive(Clone, Copy)]
@@ -111,7 +111,8 @@ impl Lanes for Sse41 {
     }
 
     #[inline(always)]
-    fn store_transposed(words: &[Self; 8], out: &mut [[u8; 32]; MAX_LANES]) {
+    fn store_transposed(words: &[Self; 8], out: &mut [[u8; 32]]) {
+        let out: &mut [[u8; 32]; 4] = (&mut out[..4]).try_into().expect("4 slots");
         for half in 0..2 {
             let rows = [
                 words[4 * half].0,
@@ -159,7 +160,8 @@ unsafe fn transpose4([a, b, c, d]: [__m128i; 4]) -> [__m128i; 4] {
 pub(super) unsafe fn hash_group(
     params: &GroupParams,
     group: &LaneGroup,
-    out: &mut [[u8; 32]; MAX_LANES],
+    tails: &mut TailBlocks,
+    out: &mut [[u8; 32]],
 ) {
-    hash_lanes::<Sse41>(params, group, out);
+    hash_lanes::<Sse41>(params, group, tails, out);
 }
