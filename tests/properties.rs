@@ -186,3 +186,30 @@ fn equal_length_runs_among_mixed_lengths() {
         }
     }
 }
+
+/// Blobs of a whole multiple of a lane group's chunks (which go to `blake3`
+/// rather than the lane tree) and their neighbours, equal and mixed, for
+/// every lane width: each side of that routing choice.
+#[test]
+fn blobs_at_whole_lane_groups_of_chunks() {
+    let buffer = buffer();
+    let mut lengths = Vec::new();
+    for width in [4, 8, 16] {
+        for chunks in [width, 2 * width, 3 * width] {
+            let len = chunks * 1024;
+            lengths.extend([len - 1, len, len + 1]);
+        }
+    }
+    for choice in [ModeChoice::Hash, ModeChoice::Keyed([3; 32])] {
+        for &len in &lengths {
+            let equal: Vec<Cut> = (0..9).map(|i| (1 + 5 * i, len)).collect();
+            check_all_layouts(&buffer, &equal, &choice).unwrap();
+        }
+        let mixed: Vec<Cut> = lengths
+            .iter()
+            .enumerate()
+            .map(|(i, &len)| (3 + 7 * i, len))
+            .collect();
+        check_all_layouts(&buffer, &mixed, &choice).unwrap();
+    }
+}

@@ -230,7 +230,7 @@ fn route<'a>(
             dest,
         };
         binner.push(job, out);
-    } else if data.len() <= unit.kernel.lane_tree_max() {
+    } else if unit.kernel.uses_lane_tree(data.len()) {
         trees.push(TreeBlob { data, dest });
     } else {
         let parallel = unit.parallel && data.len() >= PARALLEL_BLOB_MIN;
