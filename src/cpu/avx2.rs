@@ -7,6 +7,7 @@
 
 use core::arch::x86_64::*;
 
+use super::byte_rotation::{ShuffleMask, ROTR16, ROTR8};
 use super::kernel::{hash_lanes, GroupParams, LaneGroup, Lanes, TailBlocks, MAX_LANES};
 use crate::consts::BLOCK_LEN;
 
@@ -14,46 +15,27 @@ use crate::consts::BLOCK_LEN;
 struct Avx2(__m256i);
 
 impl Avx2 {
-    #[inline(always)]
-    fn shuffle_bytes(self, r0: i8, r1: i8, r2: i8, r3: i8) -> Self {
-        // SAFETY: AVX2 is enabled wherever this type is used (module docs).
+    /// One `vpshufb` with `mask` read from memory, opaque to LLVM (see
+    /// [`byte_rotation`](super::byte_rotation) for why).
+    ///
+    /// `#[inline]` rather than `#[inline(always)]`, which the target
+    /// feature (needed for the `ymm_reg` operand) rules out; it still
+    /// inlines into [`hash_group`], which has the same feature.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn shuffle_bytes(self, mask: &'static ShuffleMask) -> Self {
+        let mut value = self.0;
+        // SAFETY: `mask` is 32 readable, 32-byte-aligned bytes; the
+        // instruction only reads them and writes `value`'s register.
         unsafe {
-            let mask = _mm256_setr_epi8(
-                r0,
-                r1,
-                r2,
-                r3,
-                r0 + 4,
-                r1 + 4,
-                r2 + 4,
-                r3 + 4,
-                r0 + 8,
-                r1 + 8,
-                r2 + 8,
-                r3 + 8,
-                r0 + 12,
-                r1 + 12,
-                r2 + 12,
-                r3 + 12,
-                r0,
-                r1,
-                r2,
-                r3,
-                r0 + 4,
-                r1 + 4,
-                r2 + 4,
-                r3 + 4,
-                r0 + 8,
-                r1 + 8,
-                r2 + 8,
-                r3 + 8,
-                r0 + 12,
-                r1 + 12,
-                r2 + 12,
-                r3 + 12,
+            core::arch::asm!(
+                "vpshufb {value}, {value}, ymmword ptr [{mask}]",
+                value = inout(ymm_reg) value,
+                mask = in(reg) mask.0.as_ptr(),
+                options(pure, readonly, nostack, preserves_flags),
             );
-            Avx2(_mm256_shuffle_epi8(self.0, mask))
         }
+        Avx2(value)
     }
 }
 
@@ -87,7 +69,8 @@ impl Lanes for Avx2 {
 
     #[inline(always)]
     fn rotr16(self) -> Self {
-        self.shuffle_bytes(2, 3, 0, 1)
+        // SAFETY: AVX2 as above.
+        unsafe { self.shuffle_bytes(&ROTR16) }
     }
 
     #[inline(always)]
@@ -103,7 +86,8 @@ impl Lanes for Avx2 {
 
     #[inline(always)]
     fn rotr8(self) -> Self {
-        self.shuffle_bytes(1, 2, 3, 0)
+        // SAFETY: AVX2 as above.
+        unsafe { self.shuffle_bytes(&ROTR8) }
     }
 
     #[inline(always)]

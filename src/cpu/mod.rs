@@ -6,6 +6,8 @@ mod avx2;
 #[cfg(target_arch = "x86_64")]
 mod avx512;
 pub(crate) mod batch;
+#[cfg(target_arch = "x86_64")]
+mod byte_rotation;
 mod groups;
 mod kernel;
 #[cfg(target_arch = "aarch64")]

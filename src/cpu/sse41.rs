@@ -7,6 +7,7 @@
 
 use core::arch::x86_64::*;
 
+use super::byte_rotation::{ShuffleMask, ROTR16, ROTR8};
 use super::kernel::{hash_lanes, GroupParams, LaneGroup, Lanes, TailBlocks, MAX_LANES};
 use crate::consts::BLOCK_LEN;
 
@@ -14,30 +15,23 @@ use crate::consts::BLOCK_LEN;
 struct Sse41(__m128i);
 
 impl Sse41 {
+    /// One `pshufb` with `mask`'s first 16 bytes read from memory, opaque
+    /// to LLVM (see [`byte_rotation`](super::byte_rotation) for why).
     #[inline(always)]
-    fn shuffle_bytes(self, r0: i8, r1: i8, r2: i8, r3: i8) -> Self {
-        // SAFETY: SSE4.1 and SSSE3 are enabled wherever this type is used.
+    fn shuffle_bytes(self, mask: &'static ShuffleMask) -> Self {
+        let mut value = self.0;
+        // SAFETY: SSSE3 is enabled wherever this type is used (module
+        // docs); `mask` is 32 readable, 32-byte-aligned bytes; the
+        // instruction only reads them and writes `value`'s register.
         unsafe {
-            let mask = _mm_setr_epi8(
-                r0,
-                r1,
-                r2,
-                r3,
-                r0 + 4,
-                r1 + 4,
-                r2 + 4,
-                r3 + 4,
-                r0 + 8,
-                r1 + 8,
-                r2 + 8,
-                r3 + 8,
-                r0 + 12,
-                r1 + 12,
-                r2 + 12,
-                r3 + 12,
+            core::arch::asm!(
+                "pshufb {value}, xmmword ptr [{mask}]",
+                value = inout(xmm_reg) value,
+                mask = in(reg) mask.0.as_ptr(),
+                options(pure, readonly, nostack, preserves_flags),
             );
-            Sse41(_mm_shuffle_epi8(self.0, mask))
         }
+        Sse41(value)
     }
 }
 
@@ -71,7 +65,7 @@ impl Lanes for Sse41 {
 
     #[inline(always)]
     fn rotr16(self) -> Self {
-        self.shuffle_bytes(2, 3, 0, 1)
+        self.shuffle_bytes(&ROTR16)
     }
 
     #[inline(always)]
@@ -82,7 +76,7 @@ impl Lanes for Sse41 {
 
     #[inline(always)]
     fn rotr8(self) -> Self {
-        self.shuffle_bytes(1, 2, 3, 0)
+        self.shuffle_bytes(&ROTR8)
     }
 
     #[inline(always)]
