@@ -103,21 +103,25 @@ impl Lanes for Avx2 {
 
     #[inline(always)]
     fn load_transposed(blocks: &[&[u8; BLOCK_LEN]; MAX_LANES]) -> [Self; 16] {
+        // Each 16-byte quarter of lane `j`'s block and the same quarter of
+        // lane `j + 4`'s are loaded into one register's two halves, so
+        // only the in-half 4 × 4 transposes remain: no lane-crossing
+        // permutes, which compete with the rotations for the shuffle unit.
         // SAFETY: AVX2 as above; each block is a reference to 64 readable
-        // bytes, read as two unaligned 32-byte loads.
+        // bytes, read as four unaligned 16-byte loads.
         unsafe {
-            let mut low = [_mm256_setzero_si256(); 8];
-            let mut high = [_mm256_setzero_si256(); 8];
-            for lane in 0..8 {
-                low[lane] = _mm256_loadu_si256(blocks[lane].as_ptr().cast());
-                high[lane] = _mm256_loadu_si256(blocks[lane].as_ptr().add(32).cast());
-            }
-            let low = transpose8(low);
-            let high = transpose8(high);
-            let mut words = [Avx2(low[0]); 16];
-            for word in 0..8 {
-                words[word] = Avx2(low[word]);
-                words[8 + word] = Avx2(high[word]);
+            let mut words = [Avx2(_mm256_setzero_si256()); 16];
+            for quarter in 0..4 {
+                let mut rows = [_mm256_setzero_si256(); 4];
+                for (lane, row) in rows.iter_mut().enumerate() {
+                    let low = blocks[lane].as_ptr().add(16 * quarter);
+                    let high = blocks[lane + 4].as_ptr().add(16 * quarter);
+                    *row = _mm256_loadu2_m128i(high.cast(), low.cast());
+                }
+                let columns = transpose4_in_halves(rows);
+                for (k, column) in columns.into_iter().enumerate() {
+                    words[4 * quarter + k] = Avx2(column);
+                }
             }
             words
         }
@@ -141,25 +145,32 @@ impl Lanes for Avx2 {
     }
 }
 
+/// Transposes the 4 × 4 matrix of u32 in each 128-bit half of `r`:
+/// word `k` of every row ends up in `out[k]`, low and high halves apart.
+#[inline(always)]
+unsafe fn transpose4_in_halves(r: [__m256i; 4]) -> [__m256i; 4] {
+    let [a, b, c, d] = r;
+    let ab_lo = _mm256_unpacklo_epi32(a, b);
+    let ab_hi = _mm256_unpackhi_epi32(a, b);
+    let cd_lo = _mm256_unpacklo_epi32(c, d);
+    let cd_hi = _mm256_unpackhi_epi32(c, d);
+    [
+        _mm256_unpacklo_epi64(ab_lo, cd_lo),
+        _mm256_unpackhi_epi64(ab_lo, cd_lo),
+        _mm256_unpacklo_epi64(ab_hi, cd_hi),
+        _mm256_unpackhi_epi64(ab_hi, cd_hi),
+    ]
+}
+
 /// Transposes an 8 × 8 matrix of u32 held as 8 row vectors.
 #[inline(always)]
 unsafe fn transpose8(r: [__m256i; 8]) -> [__m256i; 8] {
     // Within each 128-bit half: `quad[g][k]` holds word k (low half) and
     // word 4+k (high half) of rows 4g..4g+4.
-    let mut quad = [[_mm256_setzero_si256(); 4]; 2];
-    for g in 0..2 {
-        let [a, b, c, d] = [r[4 * g], r[4 * g + 1], r[4 * g + 2], r[4 * g + 3]];
-        let ab_lo = _mm256_unpacklo_epi32(a, b);
-        let ab_hi = _mm256_unpackhi_epi32(a, b);
-        let cd_lo = _mm256_unpacklo_epi32(c, d);
-        let cd_hi = _mm256_unpackhi_epi32(c, d);
-        quad[g] = [
-            _mm256_unpacklo_epi64(ab_lo, cd_lo),
-            _mm256_unpackhi_epi64(ab_lo, cd_lo),
-            _mm256_unpacklo_epi64(ab_hi, cd_hi),
-            _mm256_unpackhi_epi64(ab_hi, cd_hi),
-        ];
-    }
+    let quad = [
+        transpose4_in_halves([r[0], r[1], r[2], r[3]]),
+        transpose4_in_halves([r[4], r[5], r[6], r[7]]),
+    ];
     let mut out = [_mm256_setzero_si256(); 8];
     for k in 0..4 {
         out[k] = _mm256_permute2x128_si256::<0x20>(quad[0][k], quad[1][k]);
