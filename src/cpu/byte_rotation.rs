@@ -35,10 +35,17 @@ const fn rotation_mask(bytes: u8) -> [u8; 32] {
 mod tests {
     use super::*;
 
-    /// Applies `mask` as `pshufb` does (no high bits are set) to `words`.
+    /// Applies `mask` to `words` as `vpshufb` does: each byte of the
+    /// result comes from the same 16-byte half, at the mask byte's low four
+    /// bits (a set high bit would zero it, which these masks never ask for).
     fn shuffle(words: [u32; 8], mask: &ShuffleMask) -> [u32; 8] {
         let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
-        let moved: Vec<u8> = mask.0.iter().map(|&m| bytes[m as usize]).collect();
+        let moved: Vec<u8> = (0..32)
+            .map(|i| {
+                assert_eq!(mask.0[i] & 0x80, 0, "byte {i} would be zeroed");
+                bytes[(i & !15) | usize::from(mask.0[i] & 15)]
+            })
+            .collect();
         core::array::from_fn(|i| u32::from_le_bytes(moved[4 * i..4 * i + 4].try_into().unwrap()))
     }
 
