@@ -9,7 +9,7 @@ use super::kernel::{GroupParams, LaneGroup, MAX_LANES};
 use super::tree::{hash_trees, TreeBlob};
 use super::Kernel;
 use crate::blobs::BlobSource;
-use crate::consts::{CHUNK_END, CHUNK_LEN, CHUNK_START, ROOT};
+use crate::consts::{BLOCK_LEN, CHUNK_END, CHUNK_LEN, CHUNK_START, ROOT};
 use crate::mode::{Mode, ModeWords};
 
 /// Input bytes (plus a per-blob allowance) per work unit: small enough for
@@ -176,8 +176,14 @@ fn hash_unit<S: BlobSource>(unit: &UnitParams, source: &S, start: usize, out: &m
     // with no copy of either.
     let mut pair = [group, group];
     let groups = out.len() / width;
+    let mut previous_end = core::ptr::null();
     if groups > 0 {
-        lookup(source, start, &mut pair[0].inputs[..width]);
+        lookup(
+            source,
+            start,
+            &mut pair[0].inputs[..width],
+            &mut previous_end,
+        );
     }
     for index in 0..groups {
         let [even, odd] = &mut pair;
@@ -191,6 +197,7 @@ fn hash_unit<S: BlobSource>(unit: &UnitParams, source: &S, start: usize, out: &m
                 source,
                 start + (index + 1) * width,
                 &mut next.inputs[..width],
+                &mut previous_end,
             );
         }
         let first = index * width;
@@ -239,11 +246,28 @@ fn route<'a>(
 }
 
 /// Looks up blobs `first..first + inputs.len()` and starts loading them.
+///
+/// A blob of at most one block that starts where the one before it ended
+/// is left to the hardware prefetcher, which follows such a run (packed
+/// data, fixed-size records) as one stream: there the two prefetches per
+/// blob cost 64-byte batches 5 to 9 % (AVX2) and gained nothing. Small
+/// blobs anywhere else keep them (64-byte slices scattered over 512 MiB
+/// ran at half the speed without), and so do larger blobs even when packed
+/// (256 B and 1 KiB batches ran 10 % slower without).
 #[inline]
-fn lookup<'s, S: BlobSource>(source: &'s S, first: usize, inputs: &mut [&'s [u8]]) {
+fn lookup<'s, S: BlobSource>(
+    source: &'s S,
+    first: usize,
+    inputs: &mut [&'s [u8]],
+    previous_end: &mut *const u8,
+) {
     for (lane, input) in inputs.iter_mut().enumerate() {
         *input = source.blob(first + lane);
-        prefetch_input(input);
+        let streamed = input.len() <= BLOCK_LEN && input.as_ptr() == *previous_end;
+        if !streamed {
+            prefetch_input(input);
+        }
+        *previous_end = input.as_ptr_range().end;
     }
 }
 
