@@ -7,7 +7,7 @@
 //! exactly BLAKE3's tree, whose left subtree always holds the largest power
 //! of two number of chunks that leaves at least one on the right.
 
-use super::groups::{run_jobs, Job};
+use super::groups::{prefetch_input, Binner, Job};
 use super::kernel::GroupParams;
 use super::Kernel;
 use crate::consts::{CHUNK_END, CHUNK_LEN, CHUNK_START, PARENT, ROOT};
@@ -41,7 +41,6 @@ pub(crate) fn hash_trees(
     out: &mut [[u8; 32]],
 ) {
     let mut levels = Vec::with_capacity(blobs.len());
-    let mut jobs = Vec::new();
     let mut total = 0;
     for blob in blobs {
         debug_assert!(blob.data.len() > CHUNK_LEN);
@@ -51,23 +50,31 @@ pub(crate) fn hash_trees(
             start: total,
             count,
         });
-        for (index, chunk) in blob.data.chunks(CHUNK_LEN).enumerate() {
-            jobs.push(Job {
-                data: chunk,
-                counter: index as u64,
-                last_flags: CHUNK_END,
-                dest: total + index,
-            });
-        }
         total += count;
     }
+
+    // Chunks go straight into the binner, which hashes each lane group as
+    // it fills: no list of jobs is built first.
     let mut nodes = vec![[0u8; 32]; total];
     let chunk_params = GroupParams {
         key,
         flags,
         first_flags: CHUNK_START,
     };
-    run_jobs(kernel, &chunk_params, &jobs, &mut nodes);
+    let mut binner = Binner::new(kernel, chunk_params);
+    for (blob, level) in blobs.iter().zip(&levels) {
+        for (index, chunk) in blob.data.chunks(CHUNK_LEN).enumerate() {
+            prefetch_input(chunk);
+            let job = Job {
+                data: chunk,
+                counter: index as u64,
+                last_flags: CHUNK_END,
+                dest: level.start + index,
+            };
+            binner.push(job, &mut nodes);
+        }
+    }
+    binner.finish(&mut nodes);
 
     let parent_params = GroupParams {
         key,
@@ -76,35 +83,38 @@ pub(crate) fn hash_trees(
     };
     let mut next = Vec::new();
     while !levels.is_empty() {
-        let mut parent_jobs = Vec::new();
+        // Every node of this level keeps its place in `nodes` until the
+        // level is done, so its parents read the pairs in place.
         let mut next_total = 0;
-        let mut carried = Vec::new();
-        for level in &mut levels {
-            let pairs = level.count / 2;
-            for pair in 0..pairs {
-                let left = level.start + 2 * pair;
-                parent_jobs.push(Job {
-                    data: nodes[left..left + 2].as_flattened(),
-                    counter: 0,
-                    // A level of exactly two nodes yields the root.
-                    last_flags: if level.count == 2 { ROOT } else { 0 },
-                    dest: next_total + pair,
-                });
-            }
-            if level.count % 2 == 1 {
-                carried.push((level.start + level.count - 1, next_total + pairs));
-            }
-            level.start = next_total;
-            level.count = level.count.div_ceil(2);
-            next_total += level.count;
+        for level in &levels {
+            next_total += level.count.div_ceil(2);
         }
         next.clear();
         next.resize(next_total, [0u8; 32]);
-        for &(from, to) in &carried {
-            next[to] = nodes[from];
+        let mut binner = Binner::new(kernel, parent_params);
+        let mut next_start = 0;
+        for level in &mut levels {
+            let pairs = level.count / 2;
+            let children = &nodes[level.start..level.start + level.count];
+            for (pair, two) in children.as_chunks::<2>().0.iter().enumerate() {
+                let job = Job {
+                    data: two.as_flattened(),
+                    counter: 0,
+                    // A level of exactly two nodes yields the root.
+                    last_flags: if level.count == 2 { ROOT } else { 0 },
+                    dest: next_start + pair,
+                };
+                binner.push(job, &mut next);
+            }
+            if level.count % 2 == 1 {
+                // An odd last node is carried up unchanged.
+                next[next_start + pairs] = children[level.count - 1];
+            }
+            level.start = next_start;
+            level.count = level.count.div_ceil(2);
+            next_start += level.count;
         }
-        run_jobs(kernel, &parent_params, &parent_jobs, &mut next);
-        drop(parent_jobs);
+        binner.finish(&mut next);
         std::mem::swap(&mut nodes, &mut next);
         levels.retain(|level| {
             if level.count == 1 {
