@@ -4,7 +4,7 @@
 
 use rayon::prelude::*;
 
-use super::groups::{prefetch_input, run_jobs, Binner, Job};
+use super::groups::{prefetch_input, Binner, Job};
 use super::kernel::{GroupParams, LaneGroup, MAX_LANES};
 use super::tree::{hash_trees, TreeBlob};
 use super::Kernel;
@@ -288,7 +288,9 @@ pub(crate) fn hash_one(kernel: Kernel, words: ModeWords, data: &[u8]) -> [u8; 32
             last_flags: CHUNK_END | ROOT,
             dest: 0,
         };
-        run_jobs(kernel, &params, &[job], &mut out);
+        let mut binner = Binner::new(kernel, params);
+        binner.push(job, &mut out);
+        binner.finish(&mut out);
     } else {
         let blob = TreeBlob { data, dest: 0 };
         hash_trees(kernel, words.key, words.flags, &[blob], &mut out);

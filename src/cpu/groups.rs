@@ -198,18 +198,3 @@ pub(crate) fn prefetch_input(data: &[u8]) {
         prefetch(&data[last..]);
     }
 }
-
-/// Hashes every job and writes its output to `dests[job.dest]`.
-pub(crate) fn run_jobs<'a>(
-    kernel: Kernel,
-    params: &GroupParams,
-    jobs: &[Job<'a>],
-    dests: &mut [[u8; 32]],
-) {
-    let mut binner = Binner::new(kernel, *params);
-    for job in jobs {
-        prefetch_input(job.data);
-        binner.push(*job, dests);
-    }
-    binner.finish(dests);
-}

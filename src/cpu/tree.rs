@@ -85,10 +85,7 @@ pub(crate) fn hash_trees(
     while !levels.is_empty() {
         // Every node of this level keeps its place in `nodes` until the
         // level is done, so its parents read the pairs in place.
-        let mut next_total = 0;
-        for level in &levels {
-            next_total += level.count.div_ceil(2);
-        }
+        let next_total = levels.iter().map(|level| level.count.div_ceil(2)).sum();
         next.clear();
         next.resize(next_total, [0u8; 32]);
         let mut binner = Binner::new(kernel, parent_params);
