@@ -187,6 +187,65 @@ fn equal_length_runs_among_mixed_lengths() {
     }
 }
 
+/// Long runs of blobs of at most a block (whose lane groups are held back
+/// and hashed many groups per kernel call): runs longer than several calls
+/// hold, a run ending where one of another length begins, a run broken by a
+/// few blobs of mixed lengths and resumed, at every offset from a lane
+/// group boundary, in every mode, and as fixed-size records.
+#[test]
+fn single_block_runs_change_length_and_resume() {
+    let buffer = buffer();
+    let lengths = [0, 1, 31, 32, 63, 64];
+    let modes = [
+        ModeChoice::Hash,
+        ModeChoice::Keyed([5; 32]),
+        ModeChoice::Derive("runs".into()),
+    ];
+    for (index, &len) in lengths.iter().enumerate() {
+        let other = lengths[(index + 1) % lengths.len()];
+        for lead in [0, 1, 7, 9, 15, 17] {
+            let mut cuts: Vec<Cut> = Vec::new();
+            let mut start = 3;
+            let mut push = |cuts: &mut Vec<Cut>, len: usize| {
+                cuts.push((start, len));
+                start = (start + len + 1) % 200_000;
+            };
+            for i in 0..lead {
+                push(&mut cuts, 65 + 29 * i % 900);
+            }
+            for _ in 0..300 {
+                push(&mut cuts, len);
+            }
+            for _ in 0..77 {
+                push(&mut cuts, other);
+            }
+            for i in 0..5 {
+                push(&mut cuts, 100 + 13 * i);
+            }
+            for _ in 0..133 {
+                push(&mut cuts, len);
+            }
+            for choice in &modes {
+                check_all_layouts(&buffer, &cuts, choice).unwrap();
+            }
+        }
+        if len == 0 {
+            continue;
+        }
+        let count = 517;
+        let data = &buffer[1..1 + len * count];
+        for choice in &modes {
+            let mode = choice.mode();
+            let want: Vec<[u8; 32]> = data.chunks(len).map(|r| reference(mode, r)).collect();
+            for (name, engine) in all_engines() {
+                let mut out = vec![[0u8; 32]; count];
+                engine.hash_records_into(mode, data, len, &mut out).unwrap();
+                assert_eq!(out, want, "records of {len} bytes on {name}");
+            }
+        }
+    }
+}
+
 /// Blobs of a whole multiple of a lane group's chunks (which go to `blake3`
 /// rather than the lane tree) and their neighbours, equal and mixed, for
 /// every lane width: each side of that routing choice.

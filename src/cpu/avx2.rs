@@ -1,14 +1,14 @@
 //! AVX2 lanes: 8 blobs per `__m256i`; rotations by 16 and 8 are byte
 //! shuffles, by 12 and 7 shift pairs.
 //!
-//! [`Avx2`] is private to this module and only used inside [`hash_group`],
+//! [`Avx2`] is private to this module and only used inside [`hash`],
 //! whose `#[target_feature]` and safety contract guarantee AVX2; that is why
 //! the intrinsic calls in the trait methods below are sound.
 
 use core::arch::x86_64::*;
 
 use super::byte_rotation::{ShuffleMask, ROTR16, ROTR8};
-use super::kernel::{hash_lanes, GroupParams, LaneGroup, Lanes, TailBlocks, MAX_LANES};
+use super::kernel::{GroupParams, Lanes, TailBlocks, Work, MAX_LANES};
 use crate::consts::BLOCK_LEN;
 
 #[derive(Clone, Copy)]
@@ -20,7 +20,7 @@ impl Avx2 {
     ///
     /// `#[inline]` rather than `#[inline(always)]`, which the target
     /// feature (needed for the `ymm_reg` operand) rules out; it still
-    /// inlines into [`hash_group`], which has the same feature.
+    /// inlines into [`hash`], which has the same feature.
     #[inline]
     #[target_feature(enable = "avx2")]
     fn shuffle_bytes(self, mask: &'static ShuffleMask) -> Self {
@@ -179,16 +179,16 @@ unsafe fn transpose8(r: [__m256i; 8]) -> [__m256i; 8] {
     out
 }
 
-/// Hashes the first 8 lanes of `group`.
+/// Hashes `work` 8 lanes at a time.
 ///
 /// # Safety
 /// The CPU must support AVX2.
 #[target_feature(enable = "avx2")]
-pub(super) unsafe fn hash_group(
+pub(super) unsafe fn hash<W: Work>(
     params: &GroupParams,
-    group: &LaneGroup,
+    work: W,
     tails: &mut TailBlocks,
     out: &mut [[u8; 32]],
 ) {
-    hash_lanes::<Avx2>(params, group, tails, out);
+    work.hash::<Avx2>(params, tails, out);
 }

@@ -1,12 +1,12 @@
 //! AVX-512 lanes: 16 blobs per `__m512i`, with native rotates.
 //!
-//! [`Avx512`] is private to this module and only used inside [`hash_group`],
+//! [`Avx512`] is private to this module and only used inside [`hash`],
 //! whose `#[target_feature]` and safety contract guarantee AVX-512F; that is
 //! why the intrinsic calls in the trait methods below are sound.
 
 use core::arch::x86_64::*;
 
-use super::kernel::{hash_lanes, GroupParams, LaneGroup, Lanes, TailBlocks, MAX_LANES};
+use super::kernel::{GroupParams, Lanes, TailBlocks, Work, MAX_LANES};
 use crate::consts::BLOCK_LEN;
 
 #[derive(Clone, Copy)]
@@ -176,11 +176,11 @@ unsafe fn transpose_out(v: [__m512i; 8]) -> [__m512i; 8] {
 /// # Safety
 /// The CPU must support AVX-512F.
 #[target_feature(enable = "avx512f")]
-pub(super) unsafe fn hash_group(
+pub(super) unsafe fn hash<W: Work>(
     params: &GroupParams,
-    group: &LaneGroup,
+    work: W,
     tails: &mut TailBlocks,
     out: &mut [[u8; 32]],
 ) {
-    hash_lanes::<Avx512>(params, group, tails, out);
+    work.hash::<Avx512>(params, tails, out);
 }

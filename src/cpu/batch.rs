@@ -204,7 +204,11 @@ fn hash_unit<S: BlobSource>(unit: &UnitParams, source: &S, start: usize, out: &m
         let inputs = &current.inputs[..width];
         let len = inputs[0].len();
         if len <= CHUNK_LEN && inputs.iter().all(|input| input.len() == len) {
-            binner.hash_in_place(current, &mut out[first..first + width]);
+            if len <= BLOCK_LEN {
+                binner.hash_single_blocks_in_place(current, first, out);
+            } else {
+                binner.hash_in_place(current, &mut out[first..first + width]);
+            }
         } else {
             for (lane, data) in inputs.iter().enumerate() {
                 route(unit, &mut binner, &mut trees, first + lane, data, out);

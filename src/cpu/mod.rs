@@ -24,7 +24,7 @@ use std::sync::OnceLock;
 
 use crate::consts::CHUNK_LEN;
 use crate::error::{Error, ErrorKind};
-use kernel::{GroupParams, LaneGroup, TailBlocks};
+use kernel::{GroupParams, LaneGroup, SingleBlocks, TailBlocks, Work};
 
 /// The environment variable that forces a CPU backend by name.
 pub const CPU_BACKEND_ENV: &str = "B3BATCH_CPU";
@@ -219,25 +219,52 @@ impl Kernel {
         tails: &mut TailBlocks,
         out: &mut [[u8; 32]],
     ) {
+        self.hash(width, params, group, tails, out);
+    }
+
+    /// Hashes `inputs` (a whole number of the widest groups, each input at
+    /// most a block, all of one length) into `out`, one slot per input, with
+    /// counter 0 and `last_flags` on every lane.
+    pub(crate) fn hash_single_blocks(
+        self,
+        params: &GroupParams,
+        inputs: &[&[u8]],
+        last_flags: u32,
+        tails: &mut TailBlocks,
+        out: &mut [[u8; 32]],
+    ) {
+        let work = SingleBlocks { inputs, last_flags };
+        self.hash(self.widths()[0], params, work, tails, out);
+    }
+
+    /// Hashes `work` with the instance of `width` lanes.
+    fn hash<W: Work>(
+        self,
+        width: usize,
+        params: &GroupParams,
+        work: W,
+        tails: &mut TailBlocks,
+        out: &mut [[u8; 32]],
+    ) {
         match (self.backend, width) {
             // SAFETY (all three): a `Kernel` exists only for a supported
             // backend, and AVX-512 support includes AVX2 and SSE4.1 (see
             // `is_supported`), AVX2 support includes SSE4.1.
             #[cfg(target_arch = "x86_64")]
-            (CpuBackend::Avx512, 16) => unsafe { avx512::hash_group(params, group, tails, out) },
+            (CpuBackend::Avx512, 16) => unsafe { avx512::hash(params, work, tails, out) },
             #[cfg(target_arch = "x86_64")]
             (CpuBackend::Avx512 | CpuBackend::Avx2, 8) => unsafe {
-                avx2::hash_group(params, group, tails, out)
+                avx2::hash(params, work, tails, out)
             },
             #[cfg(target_arch = "x86_64")]
             (CpuBackend::Avx512 | CpuBackend::Avx2 | CpuBackend::Sse41, 4) => unsafe {
-                sse41::hash_group(params, group, tails, out)
+                sse41::hash(params, work, tails, out)
             },
             // SAFETY: a `Kernel` exists only for a supported backend.
             #[cfg(target_arch = "aarch64")]
-            (CpuBackend::Neon, 4) => unsafe { neon::hash_group(params, group, tails, out) },
+            (CpuBackend::Neon, 4) => unsafe { neon::hash(params, work, tails, out) },
             // Single lanes, and the portable backend's own widths.
-            _ => portable::hash_group(width, params, group, tails, out),
+            _ => portable::hash(width, params, work, tails, out),
         }
     }
 }

@@ -1,12 +1,12 @@
 //! NEON lanes (aarch64): 4 blobs per `uint32x4_t`. NEON is part of the
 //! aarch64 baseline, so this backend is chosen at compile time.
 //!
-//! [`Neon`] is private to this module and only used inside [`hash_group`],
+//! [`Neon`] is private to this module and only used inside [`hash`],
 //! whose `#[target_feature]` and safety contract guarantee NEON.
 
 use core::arch::aarch64::*;
 
-use super::kernel::{hash_lanes, GroupParams, LaneGroup, Lanes, TailBlocks, MAX_LANES};
+use super::kernel::{GroupParams, Lanes, TailBlocks, Work, MAX_LANES};
 use crate::consts::BLOCK_LEN;
 
 #[derive(Clone, Copy)]
@@ -123,16 +123,16 @@ unsafe fn transpose4([a, b, c, d]: [uint32x4_t; 4]) -> [uint32x4_t; 4] {
     ]
 }
 
-/// Hashes the first 4 lanes of `group`.
+/// Hashes `work` 4 lanes at a time.
 ///
 /// # Safety
 /// The CPU must support NEON (every aarch64 CPU does).
 #[target_feature(enable = "neon")]
-pub(super) unsafe fn hash_group(
+pub(super) unsafe fn hash<W: Work>(
     params: &GroupParams,
-    group: &LaneGroup,
+    work: W,
     tails: &mut TailBlocks,
     out: &mut [[u8; 32]],
 ) {
-    hash_lanes::<Neon>(params, group, tails, out);
+    work.hash::<Neon>(params, tails, out);
 }

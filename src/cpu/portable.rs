@@ -2,7 +2,7 @@
 //! for whatever baseline the target has. The fallback on every CPU and the
 //! reference the ISA backends are tested against.
 
-use super::kernel::{hash_lanes, GroupParams, LaneGroup, Lanes, TailBlocks, MAX_LANES};
+use super::kernel::{GroupParams, Lanes, TailBlocks, Work, MAX_LANES};
 use crate::consts::BLOCK_LEN;
 
 /// `N` lanes held in an array.
@@ -92,21 +92,21 @@ impl<const N: usize> Lanes for Portable<N> {
     }
 }
 
-/// Hashes the first `width` lanes of `group`, for `width` in 16, 8, 4, 1.
-pub(crate) fn hash_group(
+/// Hashes `work` `width` lanes at a time, for `width` in 16, 8, 4, 1.
+pub(crate) fn hash<W: Work>(
     width: usize,
     params: &GroupParams,
-    group: &LaneGroup,
+    work: W,
     tails: &mut TailBlocks,
     out: &mut [[u8; 32]],
 ) {
     match width {
-        16 => hash_lanes::<Portable<16>>(params, group, tails, out),
-        8 => hash_lanes::<Portable<8>>(params, group, tails, out),
-        4 => hash_lanes::<Portable<4>>(params, group, tails, out),
+        16 => work.hash::<Portable<16>>(params, tails, out),
+        8 => work.hash::<Portable<8>>(params, tails, out),
+        4 => work.hash::<Portable<4>>(params, tails, out),
         _ => {
             debug_assert_eq!(width, 1, "portable widths are 16, 8, 4, 1");
-            hash_lanes::<Portable<1>>(params, group, tails, out)
+            work.hash::<Portable<1>>(params, tails, out)
         }
     }
 }

@@ -1,14 +1,14 @@
 //! SSE4.1 lanes: 4 blobs per `__m128i`; rotations by 16 and 8 are SSSE3
 //! byte shuffles, by 12 and 7 shift pairs.
 //!
-//! [`Sse41`] is private to this module and only used inside [`hash_group`],
+//! [`Sse41`] is private to this module and only used inside [`hash`],
 //! whose `#[target_feature]` and safety contract guarantee SSE4.1 (and the
 //! SSSE3 it implies); that is why the intrinsic calls below are sound.
 
 use core::arch::x86_64::*;
 
 use super::byte_rotation::{ShuffleMask, ROTR16, ROTR8};
-use super::kernel::{hash_lanes, GroupParams, LaneGroup, Lanes, TailBlocks, MAX_LANES};
+use super::kernel::{GroupParams, Lanes, TailBlocks, Work, MAX_LANES};
 use crate::consts::BLOCK_LEN;
 
 #[derive(Clone, Copy)]
@@ -146,16 +146,16 @@ unsafe fn transpose4([a, b, c, d]: [__m128i; 4]) -> [__m128i; 4] {
     ]
 }
 
-/// Hashes the first 4 lanes of `group`.
+/// Hashes `work` 4 lanes at a time.
 ///
 /// # Safety
 /// The CPU must support SSE4.1 and SSSE3.
 #[target_feature(enable = "sse4.1,ssse3")]
-pub(super) unsafe fn hash_group(
+pub(super) unsafe fn hash<W: Work>(
     params: &GroupParams,
-    group: &LaneGroup,
+    work: W,
     tails: &mut TailBlocks,
     out: &mut [[u8; 32]],
 ) {
-    hash_lanes::<Sse41>(params, group, tails, out);
+    work.hash::<Sse41>(params, tails, out);
 }
