@@ -481,22 +481,19 @@ fn hash_single_blocks<V: Lanes>(
     tails: &mut TailBlocks,
     out: &mut [[u8; 32]],
 ) {
-    let width = V::WIDTH;
-    let Some(len) = inputs.first().map(|input| input.len()) else {
+    let mut groups = inputs.chunks_exact(V::WIDTH);
+    let Some(first) = groups.next() else {
         return;
     };
-    debug_assert!(len <= BLOCK_LEN && inputs.len().is_multiple_of(width));
+    let len = first[0].len();
+    debug_assert!(len <= BLOCK_LEN && inputs.len().is_multiple_of(V::WIDTH));
     debug_assert_eq!(inputs.len(), out.len());
     debug_assert!(inputs.iter().all(|input| input.len() == len));
     let zero = V::splat(0);
     let lens = V::splat(len as u32);
     let flags = V::splat(params.flags | params.first_flags | last_flags);
-    let mut groups = inputs.chunks_exact(width);
-    let mut message = match groups.next() {
-        Some(first) => load_single_blocks::<V>(first, len, tails),
-        None => return,
-    };
-    for slots in out.chunks_exact_mut(width) {
+    let mut message = load_single_blocks::<V>(first, len, tails);
+    for slots in out.chunks_exact_mut(V::WIDTH) {
         // `message` is already in registers (or spilled), so staging the
         // next group's tails over this one's is safe.
         let next = groups
