@@ -187,6 +187,37 @@ fn equal_length_runs_among_mixed_lengths() {
     }
 }
 
+/// A batch far past one work unit (256 KiB): on one thread the whole batch
+/// is one unit, whose bins carry blobs across what used to be unit ends and
+/// whose tree blobs are hashed every 256 KiB of them; on two, many units.
+#[test]
+fn batches_past_one_work_unit() {
+    let buffer = buffer();
+    let mut state = 0x2545_F491_4F6C_DD1Du64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state as usize
+    };
+    let cuts: Vec<Cut> = (0..3000)
+        .map(|index| {
+            // Every seventh blob spans chunks: 1025..=20000 bytes.
+            let len = if index % 7 == 3 {
+                1025 + next() % 18_976
+            } else {
+                next() % 1025
+            };
+            (next() % (BUFFER_LEN - len), len)
+        })
+        .collect();
+    let tree_bytes: usize = cuts.iter().map(|cut| cut.1).filter(|&len| len > 1024).sum();
+    assert!(tree_bytes > 4 * 256 * 1024, "several batches of tree blobs");
+    for choice in [ModeChoice::Hash, ModeChoice::Keyed([9; 32])] {
+        check_all_layouts(&buffer, &cuts, &choice).unwrap();
+    }
+}
+
 /// Long runs of blobs of at most a block (whose lane groups are held back
 /// and hashed many groups per kernel call): runs longer than several calls
 /// hold, a run ending where one of another length begins, a run broken by a
