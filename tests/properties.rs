@@ -12,18 +12,21 @@ type Cut = (usize, usize);
 
 const BUFFER_LEN: usize = 300_000;
 
+/// A xorshift64 generator from `state` (not zero): repeatable test data.
+fn xorshift(mut state: u64) -> impl FnMut() -> u64 {
+    move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    }
+}
+
 /// A source buffer of pseudo-random bytes that blobs are cut out of, so
 /// blobs start at arbitrary (odd) addresses.
 fn buffer() -> Vec<u8> {
-    let mut state = 0x9E37_79B9_7F4A_7C15u64;
-    (0..BUFFER_LEN)
-        .map(|_| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state >> 24) as u8
-        })
-        .collect()
+    let mut next = xorshift(0x9E37_79B9_7F4A_7C15);
+    (0..BUFFER_LEN).map(|_| (next() >> 24) as u8).collect()
 }
 
 /// Mostly lengths 0..=5000 (all block counts, one to five chunks), one in
@@ -193,13 +196,8 @@ fn equal_length_runs_among_mixed_lengths() {
 #[test]
 fn batches_past_one_work_unit() {
     let buffer = buffer();
-    let mut state = 0x2545_F491_4F6C_DD1Du64;
-    let mut next = move || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state as usize
-    };
+    let mut random = xorshift(0x2545_F491_4F6C_DD1D);
+    let mut next = move || random() as usize;
     let cuts: Vec<Cut> = (0..3000)
         .map(|index| {
             // Every seventh blob spans chunks: 1025..=20000 bytes.

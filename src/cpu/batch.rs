@@ -1,6 +1,6 @@
-//! The CPU driver for one batch: cut into work units of similar byte size,
-//! spread over threads, and within each unit route every blob to the path
-//! that suits its length.
+//! The CPU driver for one batch: on several threads cut into work units of
+//! similar byte size spread over them, on one thread a single unit, and
+//! within each unit route every blob to the path that suits its length.
 
 use rayon::prelude::*;
 
@@ -240,6 +240,10 @@ impl<'a> PendingTrees<'a> {
 
     /// Hashes every blob collected into its slot of `out`.
     fn hash(&mut self, unit: &UnitParams, out: &mut [[u8; 32]]) {
+        // Most units have none; `hash_trees` would still set up a binner.
+        if self.blobs.is_empty() {
+            return;
+        }
         let words = unit.words;
         hash_trees(unit.kernel, words.key, words.flags, &self.blobs, out);
         self.blobs.clear();
