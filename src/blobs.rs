@@ -6,10 +6,31 @@ use crate::error::{Error, ErrorKind};
 
 /// Read access to the blobs of a validated batch, by index.
 pub(crate) trait BlobSource: Sync {
+    /// Whether every blob starts where the one before it ends (packed
+    /// offsets, records), which the hardware prefetcher follows as one
+    /// stream.
+    const CONTIGUOUS: bool = false;
     /// Number of blobs.
     fn count(&self) -> usize;
     /// Blob `index` (`index < count()`).
     fn blob(&self, index: usize) -> &[u8];
+    /// Blobs `first..first + blobs.len()` into `blobs` (all `< count()`).
+    /// Sources that can override it with one bounds check per group rather
+    /// than per blob: on 64-byte blobs the per-blob lookup was a tenth of
+    /// the time (AVX-512).
+    #[inline]
+    fn blobs_into<'s>(&'s self, first: usize, blobs: &mut [&'s [u8]]) {
+        for (index, blob) in (first..).zip(blobs) {
+            *blob = self.blob(index);
+        }
+    }
+    /// If blobs `start..end` all have one length and lie back to back
+    /// (equal-length packed blobs, records): their bytes and that length,
+    /// so a work unit can cut them out itself instead of looking up each.
+    #[inline]
+    fn back_to_back(&self, _start: usize, _end: usize) -> Option<(&[u8], usize)> {
+        None
+    }
     /// The length of blob `index`; sources that know it without building
     /// the slice (offsets, fixed-size records) say so, which keeps passes
     /// over every length (work units, batch shape) cheap.
@@ -72,6 +93,8 @@ mod sealed {
 pub(crate) struct Packed<'a, O> {
     data: &'a [u8],
     offsets: &'a [O],
+    /// The length of every blob, if they all have one.
+    equal_len: Option<usize>,
 }
 
 impl<'a, O: Offset> Packed<'a, O> {
@@ -81,36 +104,73 @@ impl<'a, O: Offset> Packed<'a, O> {
         let Some(first) = offsets.first() else {
             return Err(ErrorKind::OffsetsEmpty.into());
         };
-        let mut previous = first.to_u64();
-        for (index, offset) in offsets.iter().enumerate() {
-            let offset = offset.to_u64();
-            if offset < previous {
-                return Err(ErrorKind::OffsetsDecrease {
-                    index,
-                    previous,
-                    offset,
-                }
-                .into());
+        let first = first.to_u64();
+        let step = offsets
+            .get(1)
+            .map_or(0, |second| second.to_u64().wrapping_sub(first));
+        // No early exit, so the pass vectorizes; the error path looks again.
+        let (mut decreases, mut equal) = (false, true);
+        for pair in offsets.windows(2) {
+            let (previous, offset) = (pair[0].to_u64(), pair[1].to_u64());
+            decreases |= offset < previous;
+            equal &= offset.wrapping_sub(previous) == step;
+        }
+        let decrease = offsets
+            .windows(2)
+            .position(|pair| decreases && pair[1].to_u64() < pair[0].to_u64());
+        if let Some(pair) = decrease {
+            return Err(ErrorKind::OffsetsDecrease {
+                index: pair + 1,
+                previous: offsets[pair].to_u64(),
+                offset: offsets[pair + 1].to_u64(),
             }
-            previous = offset;
+            .into());
         }
         // Non-decreasing, so checking the last bounds them all.
-        if usize::try_from(previous).map_or(true, |end| end > data.len()) {
+        let last = offsets[offsets.len() - 1].to_u64();
+        if usize::try_from(last).map_or(true, |end| end > data.len()) {
             return Err(ErrorKind::OffsetOutOfBounds {
                 index: offsets.len() - 1,
-                offset: previous,
+                offset: last,
                 data_len: data.len(),
             }
             .into());
         }
-        Ok(Packed { data, offsets })
+        Ok(Packed {
+            data,
+            offsets,
+            // Within `data`, so it fits in usize.
+            equal_len: equal.then_some(step as usize),
+        })
     }
 }
 
 impl<O: Offset> BlobSource for Packed<'_, O> {
+    const CONTIGUOUS: bool = true;
+
     #[inline]
     fn count(&self) -> usize {
         self.offsets.len() - 1
+    }
+
+    #[inline]
+    fn back_to_back(&self, start: usize, end: usize) -> Option<(&[u8], usize)> {
+        let len = self.equal_len?;
+        // Validated in `new`: in bounds and fits in usize.
+        let bytes = self.offsets[start].to_u64() as usize..self.offsets[end].to_u64() as usize;
+        Some((&self.data[bytes], len))
+    }
+
+    #[inline]
+    fn blobs_into<'s>(&'s self, first: usize, blobs: &mut [&'s [u8]]) {
+        // Validated in `new`: in bounds and fits in usize.
+        let offsets = &self.offsets[first..=first + blobs.len()];
+        let mut start = offsets[0].to_u64() as usize;
+        for (blob, end) in blobs.iter_mut().zip(&offsets[1..]) {
+            let end = end.to_u64() as usize;
+            *blob = &self.data[start..end];
+            start = end;
+        }
     }
 
     #[inline]
@@ -157,9 +217,25 @@ impl<'a> Records<'a> {
 }
 
 impl BlobSource for Records<'_> {
+    const CONTIGUOUS: bool = true;
+
     #[inline]
     fn count(&self) -> usize {
         self.data.len() / self.size
+    }
+
+    #[inline]
+    fn back_to_back(&self, start: usize, end: usize) -> Option<(&[u8], usize)> {
+        Some((&self.data[start * self.size..end * self.size], self.size))
+    }
+
+    #[inline]
+    fn blobs_into<'s>(&'s self, first: usize, blobs: &mut [&'s [u8]]) {
+        let size = self.size;
+        let records = &self.data[first * size..(first + blobs.len()) * size];
+        for (blob, record) in blobs.iter_mut().zip(records.chunks_exact(size)) {
+            *blob = record;
+        }
     }
 
     #[inline]
@@ -223,9 +299,22 @@ pub(crate) struct Span<'a, S> {
 }
 
 impl<S: BlobSource> BlobSource for Span<'_, S> {
+    const CONTIGUOUS: bool = S::CONTIGUOUS;
+
     #[inline]
     fn count(&self) -> usize {
         self.len
+    }
+
+    #[inline]
+    fn blobs_into<'s>(&'s self, first: usize, blobs: &mut [&'s [u8]]) {
+        self.source.blobs_into(self.start + first, blobs);
+    }
+
+    #[inline]
+    fn back_to_back(&self, start: usize, end: usize) -> Option<(&[u8], usize)> {
+        self.source
+            .back_to_back(self.start + start, self.start + end)
     }
 
     #[inline]

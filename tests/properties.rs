@@ -216,6 +216,40 @@ fn batches_past_one_work_unit() {
     }
 }
 
+/// Equal-length batches (which a work unit cuts out of the packed bytes or
+/// records itself, without looking up each blob) long enough for several
+/// units on two threads, so units start past the first blob, with a tail
+/// short of a lane group: single blocks, partial and full, and several
+/// blocks.
+#[test]
+fn equal_length_batches_past_one_work_unit() {
+    let buffer = buffer();
+    for (len, count) in [(0, 2999), (1, 2999), (63, 3001), (64, 3005), (700, 3003)] {
+        let cuts: Vec<Cut> = (0..count)
+            .map(|index| ((index * 37) % (BUFFER_LEN - len), len))
+            .collect();
+        for choice in [ModeChoice::Hash, ModeChoice::Keyed([9; 32])] {
+            check_all_layouts(&buffer, &cuts, &choice).unwrap();
+        }
+        if len == 0 {
+            continue;
+        }
+        let mut records = vec![0u8; 1];
+        for &(start, len) in &cuts {
+            records.extend_from_slice(&buffer[start..start + len]);
+        }
+        let data = &records[1..];
+        let want: Vec<[u8; 32]> = data.chunks(len).map(|r| reference(Mode::Hash, r)).collect();
+        for (name, engine) in all_engines() {
+            let mut out = vec![[0u8; 32]; count];
+            engine
+                .hash_records_into(Mode::Hash, data, len, &mut out)
+                .unwrap();
+            assert_eq!(out, want, "records of {len} bytes on {name}");
+        }
+    }
+}
+
 /// Long runs of blobs of at most a block (whose lane groups are held back
 /// and hashed many groups per kernel call): runs longer than several calls
 /// hold, a run ending where one of another length begins, a run broken by a

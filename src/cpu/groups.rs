@@ -9,7 +9,7 @@
 //! output after its own last block), and the last partial group takes the
 //! narrowest lane width that holds it.
 
-use super::kernel::{GroupParams, LaneGroup, TailBlocks, MAX_LANES};
+use super::kernel::{BackToBack, GroupParams, LaneGroup, TailBlocks, MAX_LANES};
 use super::prefetch::prefetch;
 use super::Kernel;
 use crate::consts::{blocks_in_chunk, BLOCKS_PER_CHUNK, BLOCK_LEN};
@@ -159,6 +159,20 @@ impl<'a> Binner<'a> {
         }
     }
 
+    /// Hashes `inputs`, a whole number of groups of the widest width of one
+    /// length of at most a block laid back to back, into `dests`, one slot
+    /// each in order, with `last_flags` on every lane.
+    pub(crate) fn hash_back_to_back_single_blocks(
+        &mut self,
+        inputs: BackToBack,
+        last_flags: u32,
+        dests: &mut [[u8; 32]],
+    ) {
+        let hasher = &mut self.hasher;
+        let (kernel, params) = (hasher.kernel, &hasher.params);
+        kernel.hash_single_blocks(params, inputs, last_flags, &mut hasher.tails, dests);
+    }
+
     /// Hashes the run of single-block groups held back, if any.
     fn hash_run(&mut self, dests: &mut [[u8; 32]]) {
         let run = &mut self.run;
@@ -170,7 +184,7 @@ impl<'a> Binner<'a> {
         let slots = &mut dests[run.first..run.first + run.inputs.len()];
         kernel.hash_single_blocks(
             params,
-            &run.inputs,
+            run.inputs.as_slice(),
             run.last_flags,
             &mut hasher.tails,
             slots,

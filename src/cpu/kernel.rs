@@ -274,17 +274,62 @@ impl Work for &LaneGroup<'_> {
 /// counter 0 and `last_flags`: small blobs in input order, one output slot
 /// each ([`hash_single_blocks`]).
 #[derive(Clone, Copy)]
-pub(crate) struct SingleBlocks<'w, 'a> {
+pub(crate) struct SingleBlocks<I> {
     /// The inputs; their count is a multiple of `V::WIDTH`.
-    pub inputs: &'w [&'a [u8]],
+    pub inputs: I,
     /// Flags added to every lane's only block, besides `first_flags`.
     pub last_flags: u32,
 }
 
-impl Work for SingleBlocks<'_, '_> {
+impl<'a, I: BlockInputs<'a>> Work for SingleBlocks<I> {
     #[inline(always)]
     fn hash<V: Lanes>(self, params: &GroupParams, tails: &mut TailBlocks, out: &mut [[u8; 32]]) {
-        hash_single_blocks::<V>(params, self.inputs, self.last_flags, tails, out);
+        hash_single_blocks::<V, I>(params, self.inputs, self.last_flags, tails, out);
+    }
+}
+
+/// Where the inputs of a run of single-block groups come from, by index.
+pub(crate) trait BlockInputs<'a>: Copy {
+    /// How many there are.
+    fn count(self) -> usize;
+    /// Input `index` (`index < count()`).
+    fn input(self, index: usize) -> &'a [u8];
+}
+
+/// Inputs gathered one by one.
+impl<'a> BlockInputs<'a> for &[&'a [u8]] {
+    #[inline(always)]
+    fn count(self) -> usize {
+        self.len()
+    }
+
+    #[inline(always)]
+    fn input(self, index: usize) -> &'a [u8] {
+        self[index]
+    }
+}
+
+/// `count` inputs of `len` bytes each, back to back in `data` (packed blobs
+/// of one length, fixed-size records): nothing to look up per input.
+#[derive(Clone, Copy)]
+pub(crate) struct BackToBack<'a> {
+    /// The inputs' bytes, `count * len` of them.
+    pub data: &'a [u8],
+    /// The length of each input.
+    pub len: usize,
+    /// How many inputs.
+    pub count: usize,
+}
+
+impl<'a> BlockInputs<'a> for BackToBack<'a> {
+    #[inline(always)]
+    fn count(self) -> usize {
+        self.count
+    }
+
+    #[inline(always)]
+    fn input(self, index: usize) -> &'a [u8] {
+        &self.data[index * self.len..][..self.len]
     }
 }
 
@@ -474,31 +519,31 @@ fn hash_ragged_lanes<V: Lanes>(
 /// blobs ran 52 M compressions/s through [`hash_lanes`] one group per
 /// call and 58 to 61 this way (AVX2, in cache).
 #[inline(always)]
-fn hash_single_blocks<V: Lanes>(
+fn hash_single_blocks<'a, V: Lanes, I: BlockInputs<'a>>(
     params: &GroupParams,
-    inputs: &[&[u8]],
+    inputs: I,
     last_flags: u32,
     tails: &mut TailBlocks,
     out: &mut [[u8; 32]],
 ) {
-    let mut groups = inputs.chunks_exact(V::WIDTH);
-    let Some(first) = groups.next() else {
+    let count = inputs.count();
+    if count == 0 {
         return;
-    };
-    let len = first[0].len();
-    debug_assert!(len <= BLOCK_LEN && inputs.len().is_multiple_of(V::WIDTH));
-    debug_assert_eq!(inputs.len(), out.len());
-    debug_assert!(inputs.iter().all(|input| input.len() == len));
+    }
+    let len = inputs.input(0).len();
+    debug_assert!(len <= BLOCK_LEN && count.is_multiple_of(V::WIDTH));
+    debug_assert_eq!(count, out.len());
+    debug_assert!((0..count).all(|index| inputs.input(index).len() == len));
     let zero = V::splat(0);
     let lens = V::splat(len as u32);
     let flags = V::splat(params.flags | params.first_flags | last_flags);
-    let mut message = load_single_blocks::<V>(first, len, tails);
-    for slots in out.chunks_exact_mut(V::WIDTH) {
+    let mut message = load_single_blocks::<V, I>(inputs, 0, len, tails);
+    for (group, slots) in out.chunks_exact_mut(V::WIDTH).enumerate() {
         // `message` is already in registers (or spilled), so staging the
         // next group's tails over this one's is safe.
-        let next = groups
-            .next()
-            .map(|group| load_single_blocks::<V>(group, len, tails));
+        let next_first = (group + 1) * V::WIDTH;
+        let next = (next_first < count)
+            .then(|| load_single_blocks::<V, I>(inputs, next_first, len, tails));
         let mut cv = splat_key::<V>(params);
         compress(&mut cv, &message, zero, zero, lens, flags);
         V::store_transposed(&cv, slots);
@@ -509,20 +554,26 @@ fn hash_single_blocks<V: Lanes>(
     }
 }
 
-/// The message words of one group of single-block inputs of length `len`,
-/// read in place when they are full blocks, else zero-padded in `tails`.
+/// The message words of the group of single-block inputs of length `len`
+/// that starts at input `first`, read in place when they are full blocks,
+/// else zero-padded in `tails`.
 #[inline(always)]
-fn load_single_blocks<V: Lanes>(inputs: &[&[u8]], len: usize, tails: &mut TailBlocks) -> [V; 16] {
+fn load_single_blocks<'a, V: Lanes, I: BlockInputs<'a>>(
+    inputs: I,
+    first: usize,
+    len: usize,
+    tails: &mut TailBlocks,
+) -> [V; 16] {
     let mut refs = [&ZERO_BLOCK; MAX_LANES];
     if len == BLOCK_LEN {
-        for (block, input) in refs.iter_mut().zip(inputs) {
-            *block = full_block(input);
+        for (lane, block) in refs.iter_mut().enumerate().take(V::WIDTH) {
+            *block = full_block(inputs.input(first + lane));
         }
     } else {
-        for (lane, input) in inputs.iter().enumerate() {
-            tails.stage(lane, input, len);
+        for lane in 0..V::WIDTH {
+            tails.stage(lane, inputs.input(first + lane), len);
         }
-        for (lane, block) in refs.iter_mut().enumerate().take(inputs.len()) {
+        for (lane, block) in refs.iter_mut().enumerate().take(V::WIDTH) {
             *block = tails.block(lane, len);
         }
     }

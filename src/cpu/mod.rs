@@ -24,7 +24,7 @@ use std::sync::OnceLock;
 
 use crate::consts::CHUNK_LEN;
 use crate::error::{Error, ErrorKind};
-use kernel::{GroupParams, LaneGroup, SingleBlocks, TailBlocks, Work};
+use kernel::{BlockInputs, GroupParams, LaneGroup, SingleBlocks, TailBlocks, Work};
 
 /// The environment variable that forces a CPU backend by name.
 pub const CPU_BACKEND_ENV: &str = "B3BATCH_CPU";
@@ -225,10 +225,10 @@ impl Kernel {
     /// Hashes `inputs` (a whole number of the widest groups, each input at
     /// most a block, all of one length) into `out`, one slot per input, with
     /// counter 0 and `last_flags` on every lane.
-    pub(crate) fn hash_single_blocks(
+    pub(crate) fn hash_single_blocks<'a>(
         self,
         params: &GroupParams,
-        inputs: &[&[u8]],
+        inputs: impl BlockInputs<'a>,
         last_flags: u32,
         tails: &mut TailBlocks,
         out: &mut [[u8; 32]],
