@@ -190,9 +190,9 @@ fn equal_length_runs_among_mixed_lengths() {
     }
 }
 
-/// A batch far past one work unit (256 KiB): on one thread the whole batch
-/// is one unit, whose bins carry blobs across what used to be unit ends and
-/// whose tree blobs are hashed every 256 KiB of them; on two, many units.
+/// A batch far past one work unit (1 MiB): on one thread the whole batch
+/// is one unit, whose bins carry blobs across what would be unit ends and
+/// whose tree blobs are hashed every 1 MiB of them; on two, many units.
 #[test]
 fn batches_past_one_work_unit() {
     let buffer = buffer();
@@ -210,7 +210,7 @@ fn batches_past_one_work_unit() {
         })
         .collect();
     let tree_bytes: usize = cuts.iter().map(|cut| cut.1).filter(|&len| len > 1024).sum();
-    assert!(tree_bytes > 4 * 256 * 1024, "several batches of tree blobs");
+    assert!(tree_bytes > 3 << 20, "several 1 MiB batches of tree blobs");
     for choice in [ModeChoice::Hash, ModeChoice::Keyed([9; 32])] {
         check_all_layouts(&buffer, &cuts, &choice).unwrap();
     }
