@@ -115,10 +115,12 @@ impl<'a, O: Offset> Packed<'a, O> {
             decreases |= offset < previous;
             equal &= offset.wrapping_sub(previous) == step;
         }
-        let decrease = offsets
-            .windows(2)
-            .position(|pair| decreases && pair[1].to_u64() < pair[0].to_u64());
-        if let Some(pair) = decrease {
+        let decrease = decreases.then(|| {
+            offsets
+                .windows(2)
+                .position(|pair| pair[1].to_u64() < pair[0].to_u64())
+        });
+        if let Some(pair) = decrease.flatten() {
             return Err(ErrorKind::OffsetsDecrease {
                 index: pair + 1,
                 previous: offsets[pair].to_u64(),
