@@ -15,9 +15,9 @@ pub(crate) trait BlobSource: Sync {
     /// Blob `index` (`index < count()`).
     fn blob(&self, index: usize) -> &[u8];
     /// Blobs `first..first + blobs.len()` into `blobs` (all `< count()`).
-    /// Sources that can override it with one bounds check per group rather
-    /// than per blob: on 64-byte blobs the per-blob lookup was a tenth of
-    /// the time (AVX-512).
+    /// Packed offsets and records override it to check bounds once per
+    /// group rather than once per blob: on 64-byte blobs the per-blob
+    /// lookup was a tenth of the time (AVX-512).
     #[inline]
     fn blobs_into<'s>(&'s self, first: usize, blobs: &mut [&'s [u8]]) {
         for (index, blob) in (first..).zip(blobs) {

@@ -9,7 +9,7 @@
 //! output after its own last block), and the last partial group takes the
 //! narrowest lane width that holds it.
 
-use super::kernel::{BackToBack, GroupParams, LaneGroup, TailBlocks, MAX_LANES};
+use super::kernel::{BackToBack, BlockInputs, GroupParams, LaneGroup, TailBlocks, MAX_LANES};
 use super::prefetch::prefetch;
 use super::Kernel;
 use crate::consts::{blocks_in_chunk, BLOCKS_PER_CHUNK, BLOCK_LEN};
@@ -168,9 +168,7 @@ impl<'a> Binner<'a> {
         last_flags: u32,
         dests: &mut [[u8; 32]],
     ) {
-        let hasher = &mut self.hasher;
-        let (kernel, params) = (hasher.kernel, &hasher.params);
-        kernel.hash_single_blocks(params, inputs, last_flags, &mut hasher.tails, dests);
+        self.hasher.hash_single_blocks(inputs, last_flags, dests);
     }
 
     /// Hashes the run of single-block groups held back, if any.
@@ -179,16 +177,9 @@ impl<'a> Binner<'a> {
         if run.inputs.is_empty() {
             return;
         }
-        let hasher = &mut self.hasher;
-        let (kernel, params) = (hasher.kernel, &hasher.params);
         let slots = &mut dests[run.first..run.first + run.inputs.len()];
-        kernel.hash_single_blocks(
-            params,
-            run.inputs.as_slice(),
-            run.last_flags,
-            &mut hasher.tails,
-            slots,
-        );
+        self.hasher
+            .hash_single_blocks(run.inputs.as_slice(), run.last_flags, slots);
         run.inputs.clear();
     }
 
@@ -256,6 +247,19 @@ impl<'a> Binner<'a> {
 }
 
 impl GroupHasher {
+    /// Hashes `inputs` (whole groups of the widest width, one length of at
+    /// most a block) into `dests` in order, with `last_flags` on every lane.
+    #[inline]
+    fn hash_single_blocks<'a>(
+        &mut self,
+        inputs: impl BlockInputs<'a>,
+        last_flags: u32,
+        dests: &mut [[u8; 32]],
+    ) {
+        let (kernel, params) = (self.kernel, &self.params);
+        kernel.hash_single_blocks(params, inputs, last_flags, &mut self.tails, dests);
+    }
+
     /// Hashes the first `width` lanes of `group` and writes the first `used`
     /// outputs to `dests[lane_dests[lane]]`.
     #[inline]
