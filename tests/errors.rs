@@ -26,6 +26,24 @@ fn decreasing_offsets_are_rejected() {
     );
     assert!(error.to_string().contains("must never decrease"), "{error}");
     assert_eq!(out, [SENTINEL; 3], "nothing written on error");
+    // A decrease from an offset past 2^63 whose difference does not wrap
+    // past 2^63 (the batch starts there, so no earlier step does either):
+    // still reported as the decrease it is.
+    let mut out = [SENTINEL; 2];
+    for (huge, after) in [(u64::MAX, 1), ((1 << 63) + 1, 0)] {
+        let error = engine()
+            .hash_packed_into(Mode::Hash, &data, &[huge, huge, after], &mut out)
+            .unwrap_err();
+        assert_eq!(
+            error.kind(),
+            &ErrorKind::OffsetsDecrease {
+                index: 2,
+                previous: huge,
+                offset: after
+            }
+        );
+    }
+    assert_eq!(out, [SENTINEL; 2]);
 }
 
 #[test]
