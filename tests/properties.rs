@@ -3,8 +3,8 @@
 
 mod common;
 
-use blake3_batch::Mode;
-use common::{all_engines, pack, reference};
+use blake3_batch::{Engine, Mode};
+use common::{all_engines, first_mismatch, pack, reference};
 use proptest::prelude::*;
 
 /// How one blob is cut from the shared buffer: start and length.
@@ -213,6 +213,50 @@ fn batches_past_one_work_unit() {
     assert!(tree_bytes > 3 << 20, "several 1 MiB batches of tree blobs");
     for choice in [ModeChoice::Hash, ModeChoice::Keyed([9; 32])] {
         check_all_layouts(&buffer, &cuts, &choice).unwrap();
+    }
+}
+
+/// Batches that the calling thread shares with the pool's threads: a pool
+/// of three and rayon's global pool, called from outside and from inside a
+/// rayon worker, on batches of one chunk, of many chunks with the weight at
+/// the front, and with blobs of a MiB and more (spread over the engine's
+/// threads from whichever thread takes them).
+#[test]
+fn batches_shared_with_the_calling_thread() {
+    let buffer = buffer();
+    let mut random = xorshift(0x0123_4567_89AB_CDEF);
+    let mut blobs: Vec<Vec<u8>> = (0..4000)
+        .map(|index| {
+            // The first 200 blobs span chunks, the rest are short.
+            let len = if index < 200 { 5000 } else { 1 } + random() as usize % 1100;
+            let start = random() as usize % (BUFFER_LEN - len);
+            buffer[start..start + len].to_vec()
+        })
+        .collect();
+    for (index, len) in [(7, 1 << 20), (2000, (1 << 20) + 1), (3999, (2 << 20) + 3)] {
+        blobs[index] = buffer
+            .iter()
+            .copied()
+            .cycle()
+            .skip(index)
+            .take(len)
+            .collect();
+    }
+    let engines = [
+        ("pool of 3", Engine::builder().threads(3).build().unwrap()),
+        ("global pool", Engine::builder().build().unwrap()),
+    ];
+    for (name, engine) in &engines {
+        for count in [40, 4000] {
+            let batch = &blobs[..count];
+            let outside = first_mismatch(engine, Mode::Hash, batch);
+            assert_eq!(outside, None, "{name}, {count} blobs, called from outside");
+            let inside = rayon::join(|| first_mismatch(engine, Mode::Hash, batch), || ()).0;
+            assert_eq!(
+                inside, None,
+                "{name}, {count} blobs, called from a rayon worker"
+            );
+        }
     }
 }
 

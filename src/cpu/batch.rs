@@ -1,27 +1,15 @@
-//! The CPU driver for one batch: on several threads cut into work units of
-//! similar byte size spread over them, on one thread a single unit, and
-//! within each unit route every blob to the path that suits its length.
-
-use rayon::prelude::*;
+//! The CPU driver for one batch: on one thread a single work unit, on
+//! several a unit per chunk that a thread takes ([`share`]), and within each
+//! unit every blob routed to the path that suits its length.
 
 use super::groups::{prefetch_input, Binner, Job};
 use super::kernel::{BackToBack, GroupParams, LaneGroup, MAX_LANES};
+use super::share::share;
 use super::tree::{hash_trees, TreeBlob};
 use super::Kernel;
 use crate::blobs::BlobSource;
 use crate::consts::{BLOCK_LEN, CHUNK_END, CHUNK_LEN, CHUNK_START, ROOT};
 use crate::mode::{Mode, ModeWords};
-
-/// Input bytes (plus a per-blob allowance) per work unit: small enough for
-/// several units per thread on a 64 Ki-blob batch so threads finish
-/// together (the batch is first cut into four spans per thread), large
-/// enough that a unit's tree blobs make one full tree batch
-/// ([`TREE_BATCH_BYTES`]): lengths in 1025..=16384 on two threads ran 10 %
-/// faster than with 256 KiB units, other lengths the same (AVX-512).
-const UNIT_BYTES: usize = 1024 * 1024;
-/// Per-blob weight in a unit's size, for the fixed cost of a blob (sorting,
-/// scratch copy of its last block, output scatter).
-const BLOB_WEIGHT: usize = 128;
 
 /// Input bytes of blobs bound for the lane tree that a unit collects before
 /// it hashes them, while their chunks are still in cache. Each batch ends
@@ -70,7 +58,7 @@ pub(crate) fn hash_source<S: BlobSource>(
         kernel,
         mode,
         words,
-        parallel: !matches!(threads, Threads::One),
+        threads,
     };
     match threads {
         // The whole batch is one unit: a unit ends by hashing its partial
@@ -78,80 +66,19 @@ pub(crate) fn hash_source<S: BlobSource>(
         // 1..=1024 took a seventh of the blobs. One unit: those lengths
         // +4 %, 1 KiB +2 %, 64 B +1.5 % (AVX2, side by side).
         Threads::One => hash_unit(&unit, source, 0, out),
-        Threads::Pool(pool) => pool.install(|| hash_spans(&unit, source, out)),
-        Threads::Global => hash_spans(&unit, source, out),
+        Threads::Pool(_) | Threads::Global => share(threads, source, out, |first, slots| {
+            hash_unit(&unit, source, first, slots)
+        }),
     }
-}
-
-/// Blobs per span below which a batch is not split by count first.
-const MIN_SPAN: usize = 256;
-
-/// Hashes a batch on the current rayon pool.
-///
-/// Cutting into work units by weight needs a pass over every length; done
-/// for the whole batch on one thread it capped two threads at 1.3x one on
-/// 64-byte blobs. So the batch is first cut by count alone into a few spans
-/// per thread, and each span, in parallel, cuts itself into units.
-fn hash_spans<S: BlobSource>(unit: &UnitParams, source: &S, out: &mut [[u8; 32]]) {
-    let spans = 4 * rayon::current_num_threads();
-    let span_len = out
-        .len()
-        .div_ceil(spans)
-        .max(MIN_SPAN)
-        .next_multiple_of(MAX_LANES);
-    out.par_chunks_mut(span_len)
-        .enumerate()
-        .for_each(|(index, piece)| hash_span(unit, source, index * span_len, piece));
-}
-
-/// Hashes blobs `start..start + out.len()`, cut into work units of similar
-/// weight, in parallel.
-fn hash_span<S: BlobSource>(unit: &UnitParams, source: &S, start: usize, out: &mut [[u8; 32]]) {
-    let ends = cut_units(source, start, out.len());
-    let mut pieces = Vec::with_capacity(ends.len());
-    let mut rest = out;
-    let mut first = 0;
-    for end in ends {
-        let (piece, tail) = rest.split_at_mut(end - first);
-        pieces.push((start + first, piece));
-        rest = tail;
-        first = end;
-    }
-    pieces
-        .into_par_iter()
-        .for_each(|(first, piece)| hash_unit(unit, source, first, piece));
-}
-
-/// Cuts blobs `start..start + count` into units of similar weight; returns
-/// where each unit ends, counted from `start`.
-///
-/// Units end on a whole number of the widest lane groups, so an aligned run
-/// of equal-length blobs never straddles two units, and the weight is
-/// summed a lane group at a time: for packed offsets and records that is
-/// one subtraction per group, not a pass over every length (which was a
-/// tenth of the time on 64-byte blobs).
-fn cut_units<S: BlobSource>(source: &S, start: usize, count: usize) -> Vec<usize> {
-    let mut ends = Vec::new();
-    let mut weight = 0;
-    let mut first = 0;
-    while first < count {
-        let end = (first + MAX_LANES).min(count);
-        weight += source.bytes(start + first, start + end) + (end - first) * BLOB_WEIGHT;
-        if weight >= UNIT_BYTES || end == count {
-            ends.push(end);
-            weight = 0;
-        }
-        first = end;
-    }
-    ends
 }
 
 /// What every work unit of a batch shares.
-struct UnitParams<'m> {
+struct UnitParams<'m, 'p> {
     kernel: Kernel,
     mode: Mode<'m>,
     words: ModeWords,
-    parallel: bool,
+    /// Where blobs of [`PARALLEL_BLOB_MIN`] or more are spread.
+    threads: Threads<'p>,
 }
 
 /// Hashes blobs `start..start + out.len()`.
@@ -342,8 +269,21 @@ fn route<'a>(
     } else if unit.kernel.uses_lane_tree(data.len()) {
         trees.push(unit, TreeBlob { data, dest }, out);
     } else {
-        let parallel = unit.parallel && data.len() >= PARALLEL_BLOB_MIN;
-        out[dest] = unit.mode.hash_with_blake3(data, parallel);
+        out[dest] = hash_alone(unit, data);
+    }
+}
+
+/// Hashes a blob too long for the lane tree with `blake3`, a blob of
+/// [`PARALLEL_BLOB_MIN`] or more over the engine's threads. In a pool that
+/// is `install`, since the calling thread takes chunks too and, outside the
+/// pool, would otherwise spread the blob over rayon's global pool.
+fn hash_alone(unit: &UnitParams, data: &[u8]) -> [u8; 32] {
+    let mode = unit.mode;
+    match unit.threads {
+        _ if data.len() < PARALLEL_BLOB_MIN => mode.hash_with_blake3(data, false),
+        Threads::One => mode.hash_with_blake3(data, false),
+        Threads::Pool(pool) => pool.install(|| mode.hash_with_blake3(data, true)),
+        Threads::Global => mode.hash_with_blake3(data, true),
     }
 }
 
