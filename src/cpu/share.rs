@@ -11,7 +11,7 @@
 //! chunks shrink towards the end of the batch so all finish together.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use super::batch::Threads;
@@ -34,12 +34,6 @@ const MIN_CHUNK_WEIGHT: usize = 64 * 1024;
 /// chunk from done, which is shorter than a sleep and a wake-up.
 const FINISH_SPIN: Duration = Duration::from_micros(50);
 
-/// What is left of a batch: the first blob not handed out and its slots.
-struct Cursor<'o> {
-    next: usize,
-    rest: &'o mut [[u8; 32]],
-}
-
 /// Hashes every blob of `source` into `out` with `hash(first, slots)` over
 /// chunks of consecutive blobs, on the calling thread and the helpers of
 /// `threads` (a pool, or rayon's global pool).
@@ -56,8 +50,10 @@ where
         Threads::Pool(pool) => pool.current_num_threads(),
         Threads::Global => rayon::current_num_threads(),
     };
-    let cursor = Mutex::new(Cursor { next: 0, rest: out });
-    let take = || take_chunk(&cursor, source, workers);
+    // The slots not yet handed out: the batch's last blobs.
+    let count = out.len();
+    let rest = Mutex::new(out);
+    let take = || take_chunk(&rest, count, source, workers);
     let drain = || {
         while let Some((first, slots)) = take() {
             hash(first, slots);
@@ -67,7 +63,7 @@ where
         return;
     };
     // A batch of one chunk stays on this thread: no helper to wake.
-    if workers == 1 || cursor_is_empty(&cursor) {
+    if workers == 1 || lock(&rest).is_empty() {
         hash(first, slots);
         drain();
         return;
@@ -109,42 +105,40 @@ fn work_beside<'s>(
     }
 }
 
-fn cursor_is_empty(cursor: &Mutex<Cursor>) -> bool {
-    cursor
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .rest
-        .is_empty()
+fn lock<'m, 'o>(rest: &'m Mutex<&'o mut [[u8; 32]]>) -> MutexGuard<'m, &'o mut [[u8; 32]]> {
+    rest.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// Hands out the next chunk: a share of what is left for each of `workers`
+/// Hands out the next chunk of a `count`-blob batch whose last slots are
+/// `rest`: a share of what is left for each of `workers`
 /// (half of an even split, so late helpers still find work and chunks
 /// shrink towards the end), ended early at [`UNIT_BYTES`] of weight and
 /// never cut below [`MIN_CHUNK_WEIGHT`]. Weights are summed a lane group at
 /// a time: for packed offsets and records that is one subtraction per
 /// group, not a pass over every length.
 fn take_chunk<'o, S: BlobSource>(
-    cursor: &Mutex<Cursor<'o>>,
+    rest: &Mutex<&'o mut [[u8; 32]]>,
+    count: usize,
     source: &S,
     workers: usize,
 ) -> Option<(usize, &'o mut [[u8; 32]])> {
-    let mut cursor = cursor.lock().unwrap_or_else(PoisonError::into_inner);
-    let (start, remaining) = (cursor.next, cursor.rest.len());
+    let mut rest = lock(rest);
+    let remaining = rest.len();
     if remaining == 0 {
         return None;
     }
+    let start = count - remaining;
     let share = remaining / (2 * workers);
     let (mut end, mut weight) = (start, 0);
-    while end < start + remaining {
-        let group_end = (end + MAX_LANES).min(start + remaining);
+    while end < count {
+        let group_end = (end + MAX_LANES).min(count);
         weight += source.bytes(end, group_end) + (group_end - end) * BLOB_WEIGHT;
         end = group_end;
         if weight >= UNIT_BYTES || (end - start >= share && weight >= MIN_CHUNK_WEIGHT) {
             break;
         }
     }
-    let (slots, rest) = std::mem::take(&mut cursor.rest).split_at_mut(end - start);
-    cursor.rest = rest;
-    cursor.next = end;
+    let (slots, later) = std::mem::take(&mut *rest).split_at_mut(end - start);
+    *rest = later;
     Some((start, slots))
 }
