@@ -187,12 +187,16 @@ impl<'a> Binner<'a> {
     ///
     /// The caller starts loading the job's input ([`prefetch_input`]) when
     /// it first sees it, which is then some jobs ahead of its compression.
-    #[inline]
+    ///
+    /// Inlined into every caller, a job is a few stores; hashing a full bin,
+    /// once per group, stays a call.
+    #[inline(always)]
     pub(crate) fn push(&mut self, job: Job<'a>, dests: &mut [[u8; 32]]) {
         if self.bins.is_empty() {
-            self.bins = (0..=BLOCKS_PER_CHUNK).map(|_| Bin::default()).collect();
+            self.allocate_bins();
         }
-        let bin = &mut self.bins[blocks_in_chunk(job.data.len())];
+        let blocks = blocks_in_chunk(job.data.len());
+        let bin = &mut self.bins[blocks];
         let lane = bin.len;
         bin.group.inputs[lane] = job.data;
         bin.group.counters[lane] = job.counter;
@@ -200,11 +204,24 @@ impl<'a> Binner<'a> {
         bin.dests[lane] = job.dest;
         bin.len += 1;
         if bin.len == self.widest {
-            bin.len = 0;
-            let widest = self.widest;
-            self.hasher
-                .hash(widest, &bin.group, &bin.dests, widest, dests);
+            self.hash_full_bin(blocks, dests);
         }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn allocate_bins(&mut self) {
+        self.bins = (0..=BLOCKS_PER_CHUNK).map(|_| Bin::default()).collect();
+    }
+
+    /// Hashes the full bin of `blocks`-block jobs and empties it.
+    #[inline(never)]
+    fn hash_full_bin(&mut self, blocks: usize, dests: &mut [[u8; 32]]) {
+        let bin = &mut self.bins[blocks];
+        bin.len = 0;
+        let widest = self.widest;
+        self.hasher
+            .hash(widest, &bin.group, &bin.dests, widest, dests);
     }
 
     /// Hashes every job still in a bin, and the held-back run.
