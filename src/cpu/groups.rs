@@ -309,20 +309,21 @@ impl GroupHasher {
     }
 }
 
-/// Starts loading an input's first blocks and its last block, which the kernel
-/// copies before it starts; the kernel fetches the middle blocks itself.
+/// Starts loading an input's first blocks and its last byte; the kernel
+/// fetches the blocks after the first ones itself, up to the start of the
+/// last block.
+///
+/// The last byte's line is the one the kernel's hints miss when the last
+/// block straddles two lines. Hinting the last block's first byte here as
+/// well only repeated the kernel's hint (or this one, for 64-aligned
+/// blobs): without it, side by side on AVX-512, one thread, lengths
+/// uniform in 1..=1024 +2 %, 1025..=16384 +2 %, 1 KiB from memory +3.6 %.
 #[inline(always)]
 pub(crate) fn prefetch_input(data: &[u8]) {
     for line in data.chunks(BLOCK_LEN).take(PREFETCH_BLOCKS) {
         prefetch(line);
     }
-    // The last block may straddle two cache lines: fetch its first byte
-    // (unless the loop above did) and its last.
     if let Some(last) = data.len().checked_sub(1) {
-        let last_block = last & !(BLOCK_LEN - 1);
-        if last_block >= PREFETCH_BLOCKS * BLOCK_LEN {
-            prefetch(&data[last_block..]);
-        }
         prefetch(&data[last..]);
     }
 }
