@@ -208,6 +208,7 @@ impl<'a> Binner<'a> {
         }
     }
 
+    /// Sets up the bins, at the first job (see the `bins` field).
     #[cold]
     #[inline(never)]
     fn allocate_bins(&mut self) {
