@@ -312,7 +312,8 @@ impl GroupHasher {
 
 /// Starts loading an input's first blocks and its last byte; the kernel
 /// fetches the blocks after the first ones itself, up to the start of the
-/// last block.
+/// last block (in a merged group of mixed block counts, only up to the
+/// shortest lane's: such groups end a unit and are few).
 ///
 /// The last byte's line is the one the kernel's hints miss when the last
 /// block straddles two lines. Hinting the last block's first byte here as
