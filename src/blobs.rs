@@ -1,8 +1,10 @@
 //! Input layouts: a slice of blobs, packed bytes with offsets (Arrow style),
-//! and fixed-size records. Each is validated once, up front, so the hashing
-//! code never sees an out-of-range blob.
+//! and fixed-size records. Each is validated once before any blob is hashed
+//! (packed offsets on several threads by those threads, see
+//! [`crate::offsets`]), so the hashing code never sees an out-of-range blob.
 
 use crate::error::{Error, ErrorKind};
+use crate::offsets::{first_step, Scan};
 
 /// Read access to the blobs of a validated batch, by index.
 pub(crate) trait BlobSource: Sync {
@@ -101,57 +103,22 @@ impl<'a, O: Offset> Packed<'a, O> {
     /// Checks that `offsets` has at least one entry, never decreases and
     /// stays within `data`.
     pub(crate) fn new(data: &'a [u8], offsets: &'a [O]) -> Result<Self, Error> {
-        let Some(first) = offsets.first() else {
+        if offsets.is_empty() {
             return Err(ErrorKind::OffsetsEmpty.into());
-        };
-        let first = first.to_u64();
-        let step = offsets
-            .get(1)
-            .map_or(0, |second| second.to_u64().wrapping_sub(first));
-        // One pass of ORs and subtractions, with no early exit and no
-        // unsigned compare (x86-64's baseline has no 64-bit one), so it
-        // vectorizes: 64 Ki offsets took 44 us with compares, a twentieth
-        // of hashing their 64-byte blobs. A decrease wraps its difference
-        // past 2^63 unless the larger offset is itself past 2^63, so a set
-        // top bit in `suspect` flags every decrease and offsets no buffer
-        // reaches; the error path then looks again for which.
-        let (mut suspect, mut unequal) = (0u64, 0u64);
-        for pair in offsets.windows(2) {
-            let (previous, offset) = (pair[0].to_u64(), pair[1].to_u64());
-            let difference = offset.wrapping_sub(previous);
-            suspect |= offset | difference;
-            unequal |= difference ^ step;
         }
-        let (decreases, equal) = (suspect >> 63 == 1, unequal == 0);
-        let decrease = decreases.then(|| {
-            offsets
-                .windows(2)
-                .position(|pair| pair[1].to_u64() < pair[0].to_u64())
-        });
-        if let Some(pair) = decrease.flatten() {
-            return Err(ErrorKind::OffsetsDecrease {
-                index: pair + 1,
-                previous: offsets[pair].to_u64(),
-                offset: offsets[pair + 1].to_u64(),
-            }
-            .into());
-        }
-        // Non-decreasing, so checking the last bounds them all.
-        let last = offsets[offsets.len() - 1].to_u64();
-        if usize::try_from(last).map_or(true, |end| end > data.len()) {
-            return Err(ErrorKind::OffsetOutOfBounds {
-                index: offsets.len() - 1,
-                offset: last,
-                data_len: data.len(),
-            }
-            .into());
-        }
-        Ok(Packed {
+        let step = first_step(offsets);
+        let equal_len = Scan::of(offsets, step).judge(data, offsets, step)?;
+        Ok(Packed::checked(data, offsets, equal_len))
+    }
+
+    /// Blobs whose offsets a [`Scan`] judged sound, all `equal_len` long
+    /// if that is `Some`.
+    pub(crate) fn checked(data: &'a [u8], offsets: &'a [O], equal_len: Option<usize>) -> Self {
+        Packed {
             data,
             offsets,
-            // Within `data`, so it fits in usize.
-            equal_len: equal.then_some(step as usize),
-        })
+            equal_len,
+        }
     }
 }
 

@@ -7,13 +7,20 @@ use std::time::Duration;
 use blake3::Hash;
 
 use crate::blobs::{check_output, BlobSource, Offset, Packed, Records, Slices, Span, Subset};
-use crate::cpu::batch::{hash_one, hash_source, Threads};
+use crate::cpu::batch::{hash_checking, hash_one, hash_source, Threads};
 use crate::cpu::{CpuBackend, Kernel};
 use crate::error::{Error, ErrorKind};
 use crate::gpu::{self, Gpu, GpuInfo, GpuTimings};
 use crate::mode::Mode;
+use crate::offsets::SharedCheck;
 use crate::profile::{cpu_model, profile_path};
 use crate::scheduler::{self, BatchShape, Choice, Plan, Profile};
+
+/// Offsets from which a packed batch on several CPU threads is checked by
+/// those threads ([`crate::offsets::SharedCheck`]) rather than by the caller
+/// alone before them: about 10 us of checking, and enough blobs that the
+/// batch is split between threads anyway.
+const SHARED_CHECK_MIN_OFFSETS: usize = 16 * 1024;
 
 /// Where batches run.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -347,6 +354,16 @@ impl Engine {
         offsets: &[O],
         out: &mut [[u8; 32]],
     ) -> Result<(), Error> {
+        // With an output of the wrong length the serial path runs, which
+        // reports bad offsets first, as a batch of any size does.
+        let on_cpu_threads = self.inner.gpu.is_none() && self.inner.threads > 1;
+        if on_cpu_threads
+            && offsets.len() > SHARED_CHECK_MIN_OFFSETS
+            && out.len() == offsets.len() - 1
+        {
+            let check = SharedCheck::new(data, offsets);
+            return hash_checking(self.inner.kernel, self.cpu_threads(), mode, &check, out);
+        }
         self.run(mode, &Packed::new(data, offsets)?, out)
     }
 

@@ -26,6 +26,7 @@ mod engine;
 mod error;
 mod gpu;
 mod mode;
+mod offsets;
 mod profile;
 mod scheduler;
 

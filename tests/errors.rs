@@ -165,3 +165,70 @@ fn empty_batches_are_fine_in_every_layout() {
         .hash_packed_into(Mode::Hash, &[], &[0u64], &mut [])
         .unwrap();
 }
+
+/// Past 16 Ki offsets, an engine of several threads has them all check the
+/// offsets, a piece (8 Ki offsets) each, before any blob is hashed: the same
+/// error as one thread's single pass, for a decrease in any piece or across
+/// two pieces' shared offset, the first of two decreases, an offset past
+/// 2^63 and a last offset past the data; and nothing written.
+#[test]
+fn offsets_checked_on_several_threads_give_one_threads_errors() {
+    const BLOBS: usize = 40_000;
+    let lead = 100u64;
+    let data = vec![7u8; 100 + BLOBS * 8];
+    let sound: Vec<u64> = (0..=BLOBS as u64).map(|index| lead + index * 8).collect();
+    let engines: Vec<Engine> = [1, 2, 3]
+        .iter()
+        .map(|&threads| Engine::builder().threads(threads).build().unwrap())
+        .collect();
+    let mut cases = Vec::new();
+    for index in [1, 8191, 8192, 8193, 20_000, BLOBS] {
+        let mut offsets = sound.clone();
+        offsets[index] = offsets[index - 1] - 1;
+        let decrease = ErrorKind::OffsetsDecrease {
+            index,
+            previous: offsets[index - 1],
+            offset: offsets[index],
+        };
+        // A second decrease later on: still the first one is reported.
+        if index + 10 < BLOBS {
+            offsets[index + 9_000] = 0;
+        }
+        cases.push((offsets, decrease));
+    }
+    let mut huge = sound.clone();
+    huge[30_000] = u64::MAX;
+    let after_huge = ErrorKind::OffsetsDecrease {
+        index: 30_001,
+        previous: u64::MAX,
+        offset: huge[30_001],
+    };
+    cases.push((huge, after_huge));
+    let mut past_end = sound.clone();
+    past_end[BLOBS] = data.len() as u64 + 1;
+    let beyond = ErrorKind::OffsetOutOfBounds {
+        index: BLOBS,
+        offset: data.len() as u64 + 1,
+        data_len: data.len(),
+    };
+    cases.push((past_end, beyond));
+    let mut out = vec![SENTINEL; BLOBS];
+    for (offsets, want) in &cases {
+        let offsets32: Vec<u32> = offsets.iter().map(|&offset| offset as u32).collect();
+        for engine in &engines {
+            let threads = engine.threads();
+            let error = engine
+                .hash_packed_into(Mode::Hash, &data, offsets, &mut out)
+                .unwrap_err();
+            assert_eq!(error.kind(), want, "u64 offsets, {threads} threads");
+            // u32 offsets cannot hold u64::MAX.
+            if offsets.iter().all(|&offset| offset <= u64::from(u32::MAX)) {
+                let error = engine
+                    .hash_packed_into(Mode::Hash, &data, &offsets32, &mut out)
+                    .unwrap_err();
+                assert_eq!(error.kind(), want, "u32 offsets, {threads} threads");
+            }
+        }
+    }
+    assert!(out.iter().all(|slot| *slot == SENTINEL), "nothing written");
+}

@@ -4,7 +4,7 @@
 mod common;
 
 use blake3_batch::{Engine, Mode};
-use common::{all_engines, first_mismatch, pack, reference};
+use common::{all_engines, engines, first_mismatch, pack, reference};
 use proptest::prelude::*;
 
 /// How one blob is cut from the shared buffer: start and length.
@@ -290,6 +290,57 @@ fn equal_length_batches_past_one_work_unit() {
                 .hash_records_into(Mode::Hash, data, len, &mut out)
                 .unwrap();
             assert_eq!(out, want, "records of {len} bytes on {name}");
+        }
+    }
+}
+
+/// Batches of more than 16 Ki packed blobs, whose offsets an engine of
+/// several threads checks in pieces (8 Ki offsets each) on all of them
+/// before it hashes: equal lengths (cut out of the bytes, not looked up),
+/// equal lengths but for one blob in the last piece or right after the
+/// first piece (which the merged check must see, or the batch is cut at the
+/// wrong places), and mixed lengths; with u64 and u32 offsets.
+#[test]
+fn packed_batches_checked_in_pieces() {
+    let buffer = buffer();
+    let mut random = xorshift(0x5851_F42D_4C95_7F2D);
+    let count = 20_000;
+    let equal: Vec<Cut> = (0..count)
+        .map(|index| ((index * 13) % 200_000, 64))
+        .collect();
+    let mut odd_in_last_piece = equal.clone();
+    odd_in_last_piece[count - 5].1 = 65;
+    let mut odd_after_first_piece = equal.clone();
+    odd_after_first_piece[8192].1 = 63;
+    let mixed: Vec<Cut> = (0..count)
+        .map(|_| {
+            let len = random() as usize % 1100;
+            (random() as usize % (BUFFER_LEN - len), len)
+        })
+        .collect();
+    let batches = [equal, odd_in_last_piece, odd_after_first_piece, mixed];
+    for (batch, cuts) in batches.iter().enumerate() {
+        let blobs: Vec<&[u8]> = cuts
+            .iter()
+            .map(|&(start, len)| &buffer[start..start + len])
+            .collect();
+        let want: Vec<[u8; 32]> = blobs
+            .iter()
+            .map(|blob| reference(Mode::Hash, blob))
+            .collect();
+        let (data, offsets) = pack(&blobs, 3);
+        let offsets32: Vec<u32> = offsets.iter().map(|&offset| offset as u32).collect();
+        for (name, engine) in engines() {
+            let mut out = vec![[0u8; 32]; count];
+            engine
+                .hash_packed_into(Mode::Hash, &data, &offsets, &mut out)
+                .unwrap();
+            assert_eq!(out, want, "batch {batch}, u64 offsets, {name}");
+            out.fill([0; 32]);
+            engine
+                .hash_packed_into(Mode::Hash, &data, &offsets32, &mut out)
+                .unwrap();
+            assert_eq!(out, want, "batch {batch}, u32 offsets, {name}");
         }
     }
 }

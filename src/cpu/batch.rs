@@ -4,12 +4,14 @@
 
 use super::groups::{prefetch_input, Binner, Job};
 use super::kernel::{BackToBack, GroupParams, LaneGroup, MAX_LANES};
-use super::share::share;
+use super::share::{share, share_checking};
 use super::tree::{hash_trees, TreeBlob};
 use super::Kernel;
-use crate::blobs::BlobSource;
+use crate::blobs::{BlobSource, Offset};
 use crate::consts::{BLOCK_LEN, CHUNK_END, CHUNK_LEN, CHUNK_START, ROOT};
+use crate::error::Error;
 use crate::mode::{Mode, ModeWords};
+use crate::offsets::SharedCheck;
 
 /// Input bytes of blobs bound for the lane tree that a unit collects before
 /// it hashes them, while their chunks are still in cache. Each batch ends
@@ -70,6 +72,28 @@ pub(crate) fn hash_source<S: BlobSource>(
             hash_unit(&unit, source, first, slots)
         }),
     }
+}
+
+/// Hashes the blobs of packed offsets not yet checked into `out` (one slot
+/// per blob) on several threads, which check the offsets first ([`share_checking`]);
+/// the check's error if they fail it, with nothing written.
+pub(crate) fn hash_checking<O: Offset>(
+    kernel: Kernel,
+    threads: Threads,
+    mode: Mode,
+    check: &SharedCheck<O>,
+    out: &mut [[u8; 32]],
+) -> Result<(), Error> {
+    let words = mode.words(|context| hash_one(kernel, Mode::CONTEXT, context));
+    let unit = UnitParams {
+        kernel,
+        mode,
+        words,
+        threads,
+    };
+    share_checking(threads, check, out, |blobs, first, slots| {
+        hash_unit(&unit, blobs, first, slots)
+    })
 }
 
 /// What every work unit of a batch shares.
