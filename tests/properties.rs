@@ -330,7 +330,10 @@ fn packed_batches_checked_in_pieces() {
             .collect();
         let (data, offsets) = pack(&blobs, 3);
         let offsets32: Vec<u32> = offsets.iter().map(|&offset| offset as u32).collect();
-        for (name, engine) in engines() {
+        let mut engines = engines();
+        // rayon's global pool, on as many threads as this machine has.
+        engines.push(("global pool".to_owned(), Engine::builder().build().unwrap()));
+        for (name, engine) in engines {
             let mut out = vec![[0u8; 32]; count];
             engine
                 .hash_packed_into(Mode::Hash, &data, &offsets, &mut out)

@@ -55,13 +55,7 @@ pub(crate) fn hash_source<S: BlobSource>(
         }
         _ => {}
     }
-    let words = mode.words(|context| hash_one(kernel, Mode::CONTEXT, context));
-    let unit = UnitParams {
-        kernel,
-        mode,
-        words,
-        threads,
-    };
+    let unit = UnitParams::new(kernel, mode, threads);
     match threads {
         // The whole batch is one unit: a unit ends by hashing its partial
         // bins in ragged groups, which in 256 KiB units of lengths in
@@ -75,8 +69,9 @@ pub(crate) fn hash_source<S: BlobSource>(
 }
 
 /// Hashes the blobs of packed offsets not yet checked into `out` (one slot
-/// per blob) on several threads, which check the offsets first ([`share_checking`]);
-/// the check's error if they fail it, with nothing written.
+/// per blob) on several threads, which check the offsets first
+/// ([`share_checking`]); the check's error if they fail it, with nothing
+/// written.
 pub(crate) fn hash_checking<O: Offset>(
     kernel: Kernel,
     threads: Threads,
@@ -84,13 +79,7 @@ pub(crate) fn hash_checking<O: Offset>(
     check: &SharedCheck<O>,
     out: &mut [[u8; 32]],
 ) -> Result<(), Error> {
-    let words = mode.words(|context| hash_one(kernel, Mode::CONTEXT, context));
-    let unit = UnitParams {
-        kernel,
-        mode,
-        words,
-        threads,
-    };
+    let unit = UnitParams::new(kernel, mode, threads);
     share_checking(threads, check, out, |blobs, first, slots| {
         hash_unit(&unit, blobs, first, slots)
     })
@@ -103,6 +92,19 @@ struct UnitParams<'m, 'p> {
     words: ModeWords,
     /// Where blobs of [`PARALLEL_BLOB_MIN`] or more are spread.
     threads: Threads<'p>,
+}
+
+impl<'m, 'p> UnitParams<'m, 'p> {
+    /// The parameters of a batch in `mode` (its key words derived once).
+    fn new(kernel: Kernel, mode: Mode<'m>, threads: Threads<'p>) -> Self {
+        let words = mode.words(|context| hash_one(kernel, Mode::CONTEXT, context));
+        UnitParams {
+            kernel,
+            mode,
+            words,
+            threads,
+        }
+    }
 }
 
 /// Hashes blobs `start..start + out.len()`.
