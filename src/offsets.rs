@@ -97,12 +97,14 @@ pub(crate) fn first_step<O: Offset>(offsets: &[O]) -> u64 {
 pub(crate) struct SharedCheck<'a, O> {
     data: &'a [u8],
     offsets: &'a [O],
+    /// The first blob's length, which every piece compares against.
     step: u64,
     pieces: usize,
     /// The next piece to hand out.
     next: AtomicUsize,
     /// Pieces whose scan is merged in.
     done: AtomicUsize,
+    /// The merged [`Scan`] of the pieces done so far, field by field.
     suspect: AtomicU64,
     unequal: AtomicU64,
 }
