@@ -15,7 +15,7 @@ use crate::error::{Error, ErrorKind};
 const PIECE_OFFSETS: usize = 8 * 1024;
 
 /// What a pass over some consecutive offsets found, before it is judged.
-#[derive(Clone, Copy, Default)]
+#[derive(Clone, Copy)]
 pub(crate) struct Scan {
     /// Every offset and every difference ORed: bit 63 is set if one went
     /// down (the difference wraps) or lies past 2^63 (no buffer reaches it).
