@@ -433,3 +433,40 @@ fn blobs_at_whole_lane_groups_of_chunks() {
         check_all_layouts(&buffer, &mixed, &choice).unwrap();
     }
 }
+
+/// Equal lengths of a power-of-two number of whole chunks (4 KiB pages,
+/// 8 KiB records), whose trees are all one shape: packed or as records, a
+/// work unit cuts their chunks out of the bytes and hashes each tree level
+/// as one run of parent blocks, in slices of 1 MiB. Enough blobs for two
+/// slices, the second short of a lane group at every level, in every mode.
+#[test]
+fn regular_trees_in_slices() {
+    let buffer = buffer();
+    for (len, count) in [(2048, 517), (4096, 261), (8192, 133)] {
+        let cuts: Vec<Cut> = (0..count)
+            .map(|index| ((index * 37) % (BUFFER_LEN - len), len))
+            .collect();
+        let choices = [
+            ModeChoice::Hash,
+            ModeChoice::Keyed([5; 32]),
+            ModeChoice::Derive("regular trees".to_owned()),
+        ];
+        for choice in &choices {
+            check_all_layouts(&buffer, &cuts, choice).unwrap();
+        }
+        let mut records = vec![0u8; 1];
+        for &(start, len) in &cuts {
+            records.extend_from_slice(&buffer[start..start + len]);
+        }
+        let data = &records[1..];
+        for choice in &choices {
+            let mode = choice.mode();
+            let want: Vec<[u8; 32]> = data.chunks(len).map(|r| reference(mode, r)).collect();
+            for (name, engine) in all_engines() {
+                let mut out = vec![[0u8; 32]; count];
+                engine.hash_records_into(mode, data, len, &mut out).unwrap();
+                assert_eq!(out, want, "records of {len} bytes in {mode:?} on {name}");
+            }
+        }
+    }
+}

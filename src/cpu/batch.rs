@@ -4,6 +4,7 @@
 
 use super::groups::{prefetch_input, Binner, Job};
 use super::kernel::{BackToBack, GroupParams, LaneGroup, MAX_LANES};
+use super::regular_trees::{hash_regular_trees, is_regular};
 use super::share::{share, share_checking};
 use super::tree::{hash_trees, TreeBlob};
 use super::Kernel;
@@ -129,6 +130,11 @@ fn hash_unit<S: BlobSource>(unit: &UnitParams, source: &S, start: usize, out: &m
         if len <= CHUNK_LEN {
             hash_back_to_back(&mut binner, width, data, len, out);
             binner.finish(out);
+            return;
+        }
+        if is_regular(len) && unit.kernel.uses_lane_tree(len) {
+            let words = unit.words;
+            hash_regular_trees(unit.kernel, words.key, words.flags, data, len, out);
             return;
         }
     }

@@ -14,6 +14,7 @@ mod kernel;
 mod neon;
 mod portable;
 mod prefetch;
+mod regular_trees;
 mod share;
 #[cfg(target_arch = "x86_64")]
 mod sse41;
