@@ -2,8 +2,8 @@
 //! several a unit per chunk that a thread takes ([`share`]), and within each
 //! unit every blob routed to the path that suits its length.
 
-use super::groups::{prefetch_input, Binner, Job};
-use super::kernel::{BackToBack, GroupParams, LaneGroup, MAX_LANES};
+use super::groups::{hash_back_to_back, prefetch_input, Binner, Job};
+use super::kernel::{GroupParams, LaneGroup, MAX_LANES};
 use super::regular_trees::{hash_regular_trees, is_regular};
 use super::share::{share, share_checking};
 use super::tree::{hash_trees, TreeBlob};
@@ -128,7 +128,7 @@ fn hash_unit<S: BlobSource>(unit: &UnitParams, source: &S, start: usize, out: &m
     let mut binner = Binner::new(unit.kernel, params);
     if let Some((data, len)) = source.back_to_back(start, start + out.len()) {
         if len <= CHUNK_LEN {
-            hash_back_to_back(&mut binner, width, data, len, out);
+            hash_back_to_back(&mut binner, width, data, len, CHUNK_END | ROOT, out);
             binner.finish(out);
             return;
         }
@@ -192,60 +192,6 @@ fn hash_unit<S: BlobSource>(unit: &UnitParams, source: &S, start: usize, out: &m
     }
     binner.finish(out);
     trees.hash(unit, out);
-}
-
-/// Hashes `out.len()` blobs of `len` bytes (at most a chunk) laid back to
-/// back in `data`, whole groups straight into their slots, the rest through
-/// `binner` (the caller finishes it).
-///
-/// Each blob is cut out of `data` rather than looked up by index: on
-/// 64-byte packed blobs (AVX-512) the lookups, the check that a group's
-/// lengths agree and the copy into a run were a seventh of the time.
-fn hash_back_to_back<'a>(
-    binner: &mut Binner<'a>,
-    width: usize,
-    data: &'a [u8],
-    len: usize,
-    out: &mut [[u8; 32]],
-) {
-    let whole = out.len() / width * width;
-    let last_flags = CHUNK_END | ROOT;
-    if len <= BLOCK_LEN {
-        // One kernel call for every whole group; a blob of at most a block
-        // is left to the hardware prefetcher, as in `lookup`.
-        let inputs = BackToBack {
-            data,
-            len,
-            count: whole,
-        };
-        binner.hash_back_to_back_single_blocks(inputs, last_flags, &mut out[..whole]);
-    } else {
-        let mut group = LaneGroup {
-            last_flags: [last_flags; MAX_LANES],
-            ..LaneGroup::default()
-        };
-        let groups = data[..whole * len].chunks_exact(width * len);
-        for (index, (bytes, slots)) in groups.zip(out.chunks_exact_mut(width)).enumerate() {
-            for (input, blob) in group.inputs.iter_mut().zip(bytes.chunks_exact(len)) {
-                *input = blob;
-            }
-            // Start loading the next group while this one compresses.
-            let next = &data[(index + 1) * width * len..];
-            for blob in next.chunks_exact(len).take(width) {
-                prefetch_input(blob);
-            }
-            binner.hash_in_place(&group, slots);
-        }
-    }
-    for dest in whole..out.len() {
-        let job = Job {
-            data: &data[dest * len..][..len],
-            counter: 0,
-            last_flags,
-            dest,
-        };
-        binner.push(job, out);
-    }
 }
 
 /// Blobs bound for the lane tree, collected so that their chunks and parent

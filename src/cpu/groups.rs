@@ -310,6 +310,62 @@ impl GroupHasher {
     }
 }
 
+/// Hashes `out.len()` inputs of `len` bytes (at most a chunk, each its own
+/// chunk 0) laid back to back in `data` with `last_flags` on each, whole
+/// groups straight into their slots, the rest through `binner` (the caller
+/// finishes it). Single-chunk blobs take it, and so do the parent blocks of
+/// regular trees.
+///
+/// Each blob is cut out of `data` rather than looked up by index: on
+/// 64-byte packed blobs (AVX-512) the lookups, the check that a group's
+/// lengths agree and the copy into a run were a seventh of the time.
+pub(crate) fn hash_back_to_back<'a>(
+    binner: &mut Binner<'a>,
+    width: usize,
+    data: &'a [u8],
+    len: usize,
+    last_flags: u32,
+    out: &mut [[u8; 32]],
+) {
+    let whole = out.len() / width * width;
+    if len <= BLOCK_LEN {
+        // One kernel call for every whole group; a blob of at most a block
+        // is left to the hardware prefetcher, as in `lookup`.
+        let inputs = BackToBack {
+            data,
+            len,
+            count: whole,
+        };
+        binner.hash_back_to_back_single_blocks(inputs, last_flags, &mut out[..whole]);
+    } else {
+        let mut group = LaneGroup {
+            last_flags: [last_flags; MAX_LANES],
+            ..LaneGroup::default()
+        };
+        let groups = data[..whole * len].chunks_exact(width * len);
+        for (index, (bytes, slots)) in groups.zip(out.chunks_exact_mut(width)).enumerate() {
+            for (input, blob) in group.inputs.iter_mut().zip(bytes.chunks_exact(len)) {
+                *input = blob;
+            }
+            // Start loading the next group while this one compresses.
+            let next = &data[(index + 1) * width * len..];
+            for blob in next.chunks_exact(len).take(width) {
+                prefetch_input(blob);
+            }
+            binner.hash_in_place(&group, slots);
+        }
+    }
+    for dest in whole..out.len() {
+        let job = Job {
+            data: &data[dest * len..][..len],
+            counter: 0,
+            last_flags,
+            dest,
+        };
+        binner.push(job, out);
+    }
+}
+
 /// Starts loading an input's first blocks and its last byte; the kernel
 /// fetches the blocks after the first ones itself, up to the start of the
 /// last block (in a merged group of mixed block counts, only up to the

@@ -9,8 +9,8 @@
 //! tree ([`hash_trees`](super::tree::hash_trees)) instead sends every chunk
 //! and parent through the binner as a job of its own.
 
-use super::groups::{prefetch_input, Binner, Job};
-use super::kernel::{BackToBack, GroupParams, LaneGroup, MAX_LANES};
+use super::groups::{hash_back_to_back, prefetch_input, Binner, Job};
+use super::kernel::{GroupParams, LaneGroup, MAX_LANES};
 use super::Kernel;
 use crate::consts::{BLOCK_LEN, CHUNK_END, CHUNK_LEN, CHUNK_START, PARENT, ROOT};
 
@@ -96,6 +96,9 @@ fn hash_chunks(
 ) {
     let width = kernel.widths()[0];
     let whole = nodes.len() / width * width;
+    // A chunk's counter is its index in its blob; the count is a power of
+    // two, so a mask rather than a division per lane.
+    let counter_mask = chunks_per_blob - 1;
     let mut binner = Binner::new(kernel, params);
     let mut group = LaneGroup {
         last_flags: [CHUNK_END; MAX_LANES],
@@ -107,7 +110,7 @@ fn hash_chunks(
         let chunks = group_bytes.chunks_exact(CHUNK_LEN);
         for (lane, (input, chunk)) in group.inputs.iter_mut().zip(chunks).enumerate() {
             *input = chunk;
-            group.counters[lane] = ((first + lane) % chunks_per_blob) as u64;
+            group.counters[lane] = ((first + lane) & counter_mask) as u64;
         }
         // Start loading the next group while this one compresses.
         let next = &bytes[(index + 1) * width * CHUNK_LEN..];
@@ -119,7 +122,7 @@ fn hash_chunks(
     for (index, chunk) in bytes.chunks_exact(CHUNK_LEN).enumerate().skip(whole) {
         let job = Job {
             data: chunk,
-            counter: (index % chunks_per_blob) as u64,
+            counter: (index & counter_mask) as u64,
             last_flags: CHUNK_END,
             dest: index,
         };
@@ -138,25 +141,10 @@ fn hash_pairs(
     parents: &mut [[u8; 32]],
 ) {
     debug_assert_eq!(children.len(), 2 * parents.len());
-    let width = kernel.widths()[0];
-    let whole = parents.len() / width * width;
-    let blocks = children.as_flattened();
     let mut binner = Binner::new(kernel, params);
-    let inputs = BackToBack {
-        data: blocks,
-        len: BLOCK_LEN,
-        count: whole,
-    };
-    binner.hash_back_to_back_single_blocks(inputs, last_flags, &mut parents[..whole]);
-    for (index, block) in blocks.chunks_exact(BLOCK_LEN).enumerate().skip(whole) {
-        let job = Job {
-            data: block,
-            counter: 0,
-            last_flags,
-            dest: index,
-        };
-        binner.push(job, parents);
-    }
+    let width = kernel.widths()[0];
+    let blocks = children.as_flattened();
+    hash_back_to_back(&mut binner, width, blocks, BLOCK_LEN, last_flags, parents);
     binner.finish(parents);
 }
 
