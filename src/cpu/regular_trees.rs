@@ -97,7 +97,8 @@ fn hash_chunks(
     let width = kernel.widths()[0];
     let whole = nodes.len() / width * width;
     // A chunk's counter is its index in its blob; the count is a power of
-    // two, so a mask rather than a division per lane.
+    // two (`is_regular`), so a mask rather than a division per lane.
+    debug_assert!(chunks_per_blob.is_power_of_two());
     let counter_mask = chunks_per_blob - 1;
     let mut binner = Binner::new(kernel, params);
     let mut group = LaneGroup {
