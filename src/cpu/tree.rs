@@ -3,10 +3,10 @@
 //! All chunks of all such blobs in a work unit become lane jobs (chunk `i`
 //! has counter `i`, no `ROOT`); then the parent levels are built level by
 //! level, each a run of single-block compressions over every blob's pairs,
-//! until each blob has one root. Pairing adjacent
-//! nodes left to right and carrying an odd last node up unchanged gives
-//! exactly BLAKE3's tree, whose left subtree always holds the largest power
-//! of two number of chunks that leaves at least one on the right.
+//! until each blob has one root. Pairing adjacent nodes left to right and
+//! carrying an odd last node up unchanged gives exactly BLAKE3's tree, whose
+//! left subtree always holds the largest power of two number of chunks that
+//! leaves at least one on the right.
 
 use super::groups::{prefetch_input, Binner, Job};
 use super::kernel::{BlockInputs, GroupParams, LaneGroup, TailBlocks, MAX_LANES};
@@ -103,8 +103,9 @@ const PAIRS_PER_BLOB: usize = 16;
 /// Each level is two runs of single-block compressions over pairs of
 /// adjacent nodes: one for the blobs that go on, whose outputs become the
 /// next level's buffer in order, and one with `ROOT` for the blobs whose
-/// level holds exactly two nodes. A blob's last parent node and its carried
-/// node are copied side by side behind the level's nodes.
+/// level holds exactly two nodes. Where a blob's last node in the buffer
+/// pairs with its carried node, the two are copied side by side behind the
+/// level's nodes.
 ///
 /// The loop over blobs has no branch that depends on a blob's shape: it
 /// writes every candidate and advances counts by 0 or 1. With a branch per
