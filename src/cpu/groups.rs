@@ -247,15 +247,7 @@ impl<'a> Binner<'a> {
             self.bins[blocks].len = 0;
         }
         if merged.len > 0 {
-            let width = self
-                .hasher
-                .kernel
-                .widths()
-                .iter()
-                .copied()
-                .filter(|&width| width >= merged.len)
-                .min()
-                .unwrap_or(self.widest);
+            let width = self.hasher.kernel.narrowest_width_for(merged.len);
             // Lanes past `merged.len` hold earlier inputs (or none); their
             // outputs are computed and dropped.
             self.hasher

@@ -185,6 +185,18 @@ impl Kernel {
         self.backend.widths()
     }
 
+    /// The narrowest instance that holds `lanes` lanes (the widest if none
+    /// does): where a partial last group goes, its spare lanes ignored.
+    pub(crate) fn narrowest_width_for(self, lanes: usize) -> usize {
+        let widths = self.widths();
+        widths
+            .iter()
+            .copied()
+            .filter(|&width| width >= lanes)
+            .min()
+            .unwrap_or(widths[0])
+    }
+
     /// Whether a blob longer than one chunk goes through the lanes as chunks
     /// and parent nodes; if not, `blake3`, whose own SIMD hashes one big
     /// input's chunks side by side, hashes it. Figures behind each choice

@@ -251,13 +251,7 @@ fn hash_pairs(
         return;
     }
     let rest = count - whole;
-    let width = kernel
-        .widths()
-        .iter()
-        .copied()
-        .filter(|&width| width >= rest)
-        .min()
-        .unwrap_or(widest);
+    let width = kernel.narrowest_width_for(rest);
     let mut group = LaneGroup::default();
     for lane in 0..width {
         // Lanes past the rest repeat its first input; their outputs are
