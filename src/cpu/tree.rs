@@ -135,14 +135,11 @@ fn hash_parent_levels(
     while !levels.is_empty() {
         let staged_start = nodes.len();
         nodes.resize(staged_start + 2 * levels.len(), [0; 32]);
-        let most_pairs = levels
-            .iter()
-            .map(|level| level.count / 2)
-            .max()
-            .unwrap_or(0);
-        let slack = most_pairs.max(PAIRS_PER_BLOB) + 1;
+        // At most `count / 2 + 1` pairs per blob, and `nodes` held every
+        // blob's `count`; the unrolled writes run at most `PAIRS_PER_BLOB`
+        // past the pairs so far.
         firsts.clear();
-        firsts.resize(staged_start / 2 + levels.len() + slack, 0);
+        firsts.resize(staged_start / 2 + levels.len() + PAIRS_PER_BLOB, 0);
         root_firsts.clear();
         root_firsts.resize(levels.len(), 0);
         root_dests.clear();
