@@ -325,8 +325,8 @@ fn lookup<'s, S: BlobSource>(
 /// the kernel's first vector load of its group's counters, which overlaps
 /// the binner's latest scalar stores, waited for those writes to drain.
 /// With the lines loaded as the group is routed, lengths uniform in
-/// 1..=1024 ran 4 % faster in 32 MiB batches and 10 % in 256 MiB (AVX-512,
-/// one thread, side by side on an AMD Zen 5).
+/// 1..=1024 ran 4–6 % faster in 32 MiB batches and 6–12 % in 256 MiB
+/// (AVX-512, one thread, side by side on an AMD Zen 5).
 #[inline(always)]
 fn prefetch_slots(slots: &[[u8; 32]]) {
     for slot in slots.iter().step_by(2) {
