@@ -407,6 +407,32 @@ fn single_block_runs_change_length_and_resume() {
     }
 }
 
+/// Mixed lengths whose bins fill in turn, which a kernel that compresses
+/// two groups side by side hashes two full bins at a time: pairs of one
+/// block count and of different ones (the longer's extra blocks alone),
+/// chunks of longer blobs (counters past 0) paired with small blobs, and an
+/// odd full bin left over for the end, in every mode, on every backend.
+#[test]
+fn full_bins_hashed_in_pairs() {
+    let buffer = buffer();
+    let cycles: [&[usize]; 4] = [
+        &[65, 700, 1],
+        &[1024, 129, 1000, 3000],
+        &[64, 960, 2049, 1023, 17],
+        &[5000, 200],
+    ];
+    for cycle in cycles {
+        for count in [97, 160, 333, 700] {
+            let cuts: Vec<Cut> = (0..count)
+                .map(|i| (1 + 13 * i % 4000, cycle[i % cycle.len()]))
+                .collect();
+            for choice in [ModeChoice::Hash, ModeChoice::Keyed([7; 32])] {
+                check_all_layouts(&buffer, &cuts, &choice).unwrap();
+            }
+        }
+    }
+}
+
 /// Blobs of a whole multiple of a lane group's chunks (which go to `blake3`
 /// rather than the lane tree) and their neighbours, equal and mixed, for
 /// every lane width: each side of that routing choice.

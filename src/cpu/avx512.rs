@@ -6,10 +6,14 @@
 
 use core::arch::x86_64::*;
 
+use super::avx512_pair::compress_pair;
 use super::kernel::{GroupParams, Lanes, TailBlocks, Work, MAX_LANES};
 use crate::consts::BLOCK_LEN;
 
+/// Transparent, so arrays of it can be handed to the assembly in
+/// [`super::avx512_pair`] as arrays of `__m512i`.
 #[derive(Clone, Copy)]
+#[repr(transparent)]
 struct Avx512(__m512i);
 
 impl Lanes for Avx512 {
@@ -62,6 +66,22 @@ impl Lanes for Avx512 {
     fn rotr7(self) -> Self {
         // SAFETY: AVX-512F as above.
         Avx512(unsafe { _mm512_ror_epi32::<7>(self.0) })
+    }
+
+    const PAIRS: bool = true;
+
+    #[inline(always)]
+    fn compress_pair(cv: &mut [[Self; 8]; 2], m: &[[Self; 16]; 2], row3: &[[Self; 4]; 2]) {
+        // SAFETY: AVX-512F as above. `Avx512` is a transparent wrapper of
+        // `__m512i`, so each array has the same layout as the array of
+        // `__m512i` it is cast to, and the borrows carry over unchanged.
+        unsafe {
+            compress_pair(
+                &mut *(cv as *mut [[Self; 8]; 2]).cast(),
+                &*(m as *const [[Self; 16]; 2]).cast(),
+                &*(row3 as *const [[Self; 4]; 2]).cast(),
+            );
+        }
     }
 
     #[inline(always)]

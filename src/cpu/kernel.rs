@@ -44,6 +44,26 @@ pub(crate) trait Lanes: Copy {
     /// Writes the 8 state words of lane `l` as 32 little-endian bytes to
     /// `out[l]`, for every lane `l < WIDTH` (panics if `out` is shorter).
     fn store_transposed(words: &[Self; 8], out: &mut [[u8; 32]]);
+
+    /// Whether [`Lanes::compress_pair`] interleaves two groups; where it
+    /// does not, callers take groups one at a time, which keeps each
+    /// instance's code (and the build) smaller.
+    const PAIRS: bool = false;
+
+    /// Two independent compressions, as [`compress`] on each of two groups:
+    /// `cv[g]` in and out, message `m[g]`, and `row3[g]` the state's last
+    /// row (counter low, counter high, block length, flags).
+    ///
+    /// An ISA whose registers hold both states at once overrides this to
+    /// interleave the two, which keeps more of its vector pipes busy.
+    #[inline(always)]
+    fn compress_pair(cv: &mut [[Self; 8]; 2], m: &[[Self; 16]; 2], row3: &[[Self; 4]; 2]) {
+        for ((cv, m), &[counter_low, counter_high, block_len, flags]) in
+            cv.iter_mut().zip(m).zip(row3)
+        {
+            compress(cv, m, counter_low, counter_high, block_len, flags);
+        }
+    }
 }
 
 /// One lane group's inputs: each lane hashes one chunk-sized piece of input
@@ -270,6 +290,27 @@ impl Work for &LaneGroup<'_> {
     }
 }
 
+/// Two groups of any shape, the first `V::WIDTH` lanes of each, into
+/// `out[..V::WIDTH]` and `out[V::WIDTH..2 * V::WIDTH]`. When each group's
+/// lanes share a block count, the two compress side by side
+/// ([`hash_aligned_pair`]); otherwise they go one at a time.
+impl Work for [&LaneGroup<'_>; 2] {
+    #[inline(always)]
+    fn hash<V: Lanes>(self, params: &GroupParams, tails: &mut TailBlocks, out: &mut [[u8; 32]]) {
+        let (first, second) = out[..2 * V::WIDTH].split_at_mut(V::WIDTH);
+        if V::PAIRS {
+            if let (Some(a), Some(b)) = (aligned_blocks::<V>(self[0]), aligned_blocks::<V>(self[1]))
+            {
+                hash_aligned_pair::<V>(params, self, [a, b], tails, first, second);
+                return;
+            }
+        }
+        for (group, out) in self.into_iter().zip([first, second]) {
+            hash_lanes::<V>(params, group, tails, out);
+        }
+    }
+}
+
 /// Whole groups of inputs of one length of at most a block, all with chunk
 /// counter 0 and `last_flags`: small blobs in input order, one output slot
 /// each ([`hash_single_blocks`]).
@@ -345,21 +386,31 @@ fn hash_lanes<V: Lanes>(
     tails: &mut TailBlocks,
     out: &mut [[u8; 32]],
 ) {
+    match aligned_blocks::<V>(group) {
+        Some(blocks) => hash_aligned_lanes::<V>(params, group, blocks, tails, out),
+        None => hash_ragged_lanes::<V>(params, group, tails, out),
+    }
+}
+
+/// The block count of the first `V::WIDTH` lanes of `group`, if they all
+/// have the same one.
+#[inline(always)]
+fn aligned_blocks<V: Lanes>(group: &LaneGroup) -> Option<usize> {
     let inputs = &group.inputs[..V::WIDTH];
     let blocks = blocks_in_chunk(inputs[0].len());
-    if inputs
+    inputs
         .iter()
         .all(|input| blocks_in_chunk(input.len()) == blocks)
-    {
-        hash_aligned_lanes::<V>(params, group, blocks, tails, out);
-    } else {
-        hash_ragged_lanes::<V>(params, group, tails, out);
-    }
+        .then_some(blocks)
 }
 
 /// [`hash_lanes`] for lanes of one block count (equal-length batches, the
 /// binner's full groups, chunks, parent nodes): every lane ends at the same
 /// compression; only the last block's lengths and flags differ per lane.
+///
+/// The last block is handled after the loop over the full ones rather than
+/// by a branch inside it: with the branch, 256-byte blobs ran 8 % slower
+/// (AVX-512, one thread, side by side).
 #[inline(always)]
 fn hash_aligned_lanes<V: Lanes>(
     params: &GroupParams,
@@ -368,24 +419,103 @@ fn hash_aligned_lanes<V: Lanes>(
     tails: &mut TailBlocks,
     out: &mut [[u8; 32]],
 ) {
-    let width = V::WIDTH;
-    let (counter_low, counter_high) = load_counters::<V>(group);
+    let counters = load_counters::<V>(group);
     let mut cv = splat_key::<V>(params);
     let full = full_blocks::<V>(group, blocks - 1);
     for block in 0..blocks - 1 {
-        compress_full_blocks(
-            &mut cv,
-            params,
-            group,
-            &full,
-            block,
-            counter_low,
-            counter_high,
-        );
+        let m = load_full_blocks::<V>(group, &full, block);
+        let [counter_low, counter_high, block_len, flags] =
+            full_block_row::<V>(params, block, counters);
+        compress(&mut cv, &m, counter_low, counter_high, block_len, flags);
     }
+    let (m, [counter_low, counter_high, block_len, flags]) =
+        last_blocks::<V>(params, group, blocks - 1, counters, tails);
+    compress(&mut cv, &m, counter_low, counter_high, block_len, flags);
+    V::store_transposed(&cv, out);
+}
 
-    let start = (blocks - 1) * BLOCK_LEN;
-    let first = if blocks == 1 { params.first_flags } else { 0 };
+/// [`hash_aligned_lanes`] for two groups at once (each of one block count,
+/// `blocks[g]` for group `g`), into `first` and `second`: the blocks both
+/// groups have go through [`Lanes::compress_pair`], and the longer group's
+/// extra blocks through [`compress`] alone.
+#[inline(always)]
+fn hash_aligned_pair<V: Lanes>(
+    params: &GroupParams,
+    groups: [&LaneGroup; 2],
+    blocks: [usize; 2],
+    tails: &mut TailBlocks,
+    first: &mut [[u8; 32]],
+    second: &mut [[u8; 32]],
+) {
+    let counters = [load_counters::<V>(groups[0]), load_counters::<V>(groups[1])];
+    let key = splat_key::<V>(params);
+    let mut cv = [key, key];
+    let full = [
+        full_blocks::<V>(groups[0], blocks[0] - 1),
+        full_blocks::<V>(groups[1], blocks[1] - 1),
+    ];
+    let both_full = blocks[0].min(blocks[1]) - 1;
+    for block in 0..both_full {
+        let m0 = load_full_blocks::<V>(groups[0], &full[0], block);
+        let m1 = load_full_blocks::<V>(groups[1], &full[1], block);
+        let row0 = full_block_row::<V>(params, block, counters[0]);
+        let row1 = full_block_row::<V>(params, block, counters[1]);
+        V::compress_pair(&mut cv, &[m0, m1], &[row0, row1]);
+    }
+    if blocks[0] == blocks[1] {
+        // The first group's message is in registers (or spilled) before the
+        // second's is staged over the same tails.
+        let (m0, row0) = last_blocks::<V>(params, groups[0], both_full, counters[0], tails);
+        let (m1, row1) = last_blocks::<V>(params, groups[1], both_full, counters[1], tails);
+        V::compress_pair(&mut cv, &[m0, m1], &[row0, row1]);
+    } else {
+        for (g, cv) in cv.iter_mut().enumerate() {
+            for block in both_full..blocks[g] - 1 {
+                let m = load_full_blocks::<V>(groups[g], &full[g], block);
+                let [counter_low, counter_high, block_len, flags] =
+                    full_block_row::<V>(params, block, counters[g]);
+                compress(cv, &m, counter_low, counter_high, block_len, flags);
+            }
+            let (m, [counter_low, counter_high, block_len, flags]) =
+                last_blocks::<V>(params, groups[g], blocks[g] - 1, counters[g], tails);
+            compress(cv, &m, counter_low, counter_high, block_len, flags);
+        }
+    }
+    V::store_transposed(&cv[0], first);
+    V::store_transposed(&cv[1], second);
+}
+
+/// The state's last row for full block `block` of every lane, not any
+/// lane's last: counter low and high, block length, flags.
+#[inline(always)]
+fn full_block_row<V: Lanes>(
+    params: &GroupParams,
+    block: usize,
+    (counter_low, counter_high): (V, V),
+) -> [V; 4] {
+    let first = if block == 0 { params.first_flags } else { 0 };
+    [
+        counter_low,
+        counter_high,
+        V::splat(BLOCK_LEN as u32),
+        V::splat(params.flags | first),
+    ]
+}
+
+/// The last block (`block`) of every lane of an aligned group: its message
+/// words, a partial block copied into `tails` first, and the state's last
+/// row with each lane's length and flags.
+#[inline(always)]
+fn last_blocks<V: Lanes>(
+    params: &GroupParams,
+    group: &LaneGroup,
+    block: usize,
+    (counter_low, counter_high): (V, V),
+    tails: &mut TailBlocks,
+) -> ([V; 16], [V; 4]) {
+    let width = V::WIDTH;
+    let start = block * BLOCK_LEN;
+    let first = if block == 0 { params.first_flags } else { 0 };
     let mut lens = [0u32; MAX_LANES];
     let mut flags = [0u32; MAX_LANES];
     for lane in 0..width {
@@ -407,15 +537,10 @@ fn hash_aligned_lanes<V: Lanes>(
         };
     }
     let m = V::load_transposed(&refs);
-    compress(
-        &mut cv,
-        &m,
-        counter_low,
-        counter_high,
-        V::load(&lens),
-        V::load(&flags),
-    );
-    V::store_transposed(&cv, out);
+    (
+        m,
+        [counter_low, counter_high, V::load(&lens), V::load(&flags)],
+    )
 }
 
 /// [`hash_lanes`] for lanes of different block counts (the binner's last,
@@ -454,15 +579,10 @@ fn hash_ragged_lanes<V: Lanes>(
     // Blocks before any lane's last: full blocks everywhere, same flags.
     let full = full_blocks::<V>(group, first_last);
     for block in 0..first_last {
-        compress_full_blocks(
-            &mut cv,
-            params,
-            group,
-            &full,
-            block,
-            counter_low,
-            counter_high,
-        );
+        let m = load_full_blocks::<V>(group, &full, block);
+        let [counter_low, counter_high, block_len, flags] =
+            full_block_row::<V>(params, block, (counter_low, counter_high));
+        compress(&mut cv, &m, counter_low, counter_high, block_len, flags);
     }
 
     // From the first lane's last block on: per-lane lengths and flags.
@@ -514,10 +634,11 @@ fn hash_ragged_lanes<V: Lanes>(
 /// A group of one block per lane is one compression, so what surrounds it
 /// (the call, setting up lengths and flags, loading and transposing the
 /// message) weighs as much as around a whole chunk's sixteen. Here that is
-/// done once per run, and each group's message is loaded before the group
-/// ahead of it compresses, so the loads overlap that compression: 64-byte
-/// blobs ran 52 M compressions/s through [`hash_lanes`] one group per
-/// call and 58 to 61 this way (AVX2, in cache).
+/// done once per run, and each pair of groups' messages is loaded before
+/// the pair ahead of it compresses, so the loads overlap that compression:
+/// 64-byte blobs ran 52 M compressions/s through [`hash_lanes`] one group
+/// per call and 58 to 61 this way (AVX2, in cache). Where the lanes pair
+/// groups ([`Lanes::PAIRS`]), they go two at a time.
 #[inline(always)]
 fn hash_single_blocks<'a, V: Lanes, I: BlockInputs<'a>>(
     params: &GroupParams,
@@ -535,23 +656,64 @@ fn hash_single_blocks<'a, V: Lanes, I: BlockInputs<'a>>(
     debug_assert_eq!(count, out.len());
     debug_assert!((0..count).all(|index| inputs.input(index).len() == len));
     let zero = V::splat(0);
-    let lens = V::splat(len as u32);
-    let flags = V::splat(params.flags | params.first_flags | last_flags);
-    let mut message = load_single_blocks::<V, I>(inputs, 0, len, tails);
-    for (group, slots) in out.chunks_exact_mut(V::WIDTH).enumerate() {
-        // `message` is already in registers (or spilled), so staging the
-        // next group's tails over this one's is safe.
-        let next_first = (group + 1) * V::WIDTH;
-        let next = (next_first < count)
-            .then(|| load_single_blocks::<V, I>(inputs, next_first, len, tails));
-        let mut cv = splat_key::<V>(params);
-        compress(&mut cv, &message, zero, zero, lens, flags);
-        V::store_transposed(&cv, slots);
+    let row3 = [
+        zero,
+        zero,
+        V::splat(len as u32),
+        V::splat(params.flags | params.first_flags | last_flags),
+    ];
+    let groups = count / V::WIDTH;
+    let step = if V::PAIRS { 2 } else { 1 };
+    let mut messages = load_single_block_pair::<V, I>(inputs, 0, groups, len, tails);
+    for (index, slots) in out.chunks_mut(step * V::WIDTH).enumerate() {
+        // `messages` is already in registers (or spilled), so staging the
+        // next tails over these is safe.
+        let next_first = step * (index + 1);
+        let next = (next_first < groups)
+            .then(|| load_single_block_pair::<V, I>(inputs, next_first, groups, len, tails));
+        let key = splat_key::<V>(params);
+        let mut cv = [key, key];
+        if V::PAIRS && slots.len() == 2 * V::WIDTH {
+            V::compress_pair(&mut cv, &messages, &[row3, row3]);
+            let (first, second) = slots.split_at_mut(V::WIDTH);
+            V::store_transposed(&cv[0], first);
+            V::store_transposed(&cv[1], second);
+        } else {
+            let [counter_low, counter_high, block_len, flags] = row3;
+            compress(
+                &mut cv[0],
+                &messages[0],
+                counter_low,
+                counter_high,
+                block_len,
+                flags,
+            );
+            V::store_transposed(&cv[0], slots);
+        }
         match next {
-            Some(next) => message = next,
+            Some(next) => messages = next,
             None => break,
         }
     }
+}
+
+/// The message words of groups `first` and, if `V` pairs groups,
+/// `first + 1` of single-block inputs ([`load_single_blocks`]); the second
+/// is zero when not loaded.
+#[inline(always)]
+fn load_single_block_pair<'a, V: Lanes, I: BlockInputs<'a>>(
+    inputs: I,
+    first: usize,
+    groups: usize,
+    len: usize,
+    tails: &mut TailBlocks,
+) -> [[V; 16]; 2] {
+    let mut messages = [[V::splat(0); 16]; 2];
+    messages[0] = load_single_blocks::<V, I>(inputs, first * V::WIDTH, len, tails);
+    if V::PAIRS && first + 1 < groups {
+        messages[1] = load_single_blocks::<V, I>(inputs, (first + 1) * V::WIDTH, len, tails);
+    }
+    messages
 }
 
 /// The message words of the group of single-block inputs of length `len`
@@ -621,19 +783,15 @@ fn full_blocks<'a, V: Lanes>(
     blocks
 }
 
-/// Compresses block `block` of every lane, a full block and not any lane's
-/// last, read in place from `blocks` (from [`full_blocks`]); starts loading
-/// the inputs further ahead.
+/// The message words of block `block` of every lane, a full block and not
+/// any lane's last, read in place from `blocks` (from [`full_blocks`]);
+/// starts loading the inputs further ahead.
 #[inline(always)]
-fn compress_full_blocks<V: Lanes>(
-    cv: &mut [V; 8],
-    params: &GroupParams,
+fn load_full_blocks<V: Lanes>(
     group: &LaneGroup,
     blocks: &[&[[u8; BLOCK_LEN]]; MAX_LANES],
     block: usize,
-    counter_low: V,
-    counter_high: V,
-) {
+) -> [V; 16] {
     let width = V::WIDTH;
     let mut refs = [&ZERO_BLOCK; MAX_LANES];
     for (lane, blocks) in refs.iter_mut().zip(&blocks[..width]) {
@@ -650,15 +808,7 @@ fn compress_full_blocks<V: Lanes>(
             prefetch_unchecked(input, ahead);
         }
     }
-    let first = if block == 0 { params.first_flags } else { 0 };
-    compress(
-        cv,
-        &m,
-        counter_low,
-        counter_high,
-        V::splat(BLOCK_LEN as u32),
-        V::splat(params.flags | first),
-    );
+    m
 }
 
 static ZERO_BLOCK: [u8; BLOCK_LEN] = [0; BLOCK_LEN];

@@ -5,6 +5,8 @@
 mod avx2;
 #[cfg(target_arch = "x86_64")]
 mod avx512;
+#[cfg(target_arch = "x86_64")]
+mod avx512_pair;
 pub(crate) mod batch;
 #[cfg(target_arch = "x86_64")]
 mod byte_rotation;
@@ -234,6 +236,25 @@ impl Kernel {
         out: &mut [[u8; 32]],
     ) {
         self.hash(width, params, group, tails, out);
+    }
+
+    /// Whether the widest instance compresses two groups side by side
+    /// ([`Kernel::hash_group_pair`]), so that callers do well to hand it
+    /// full groups two at a time.
+    pub(crate) fn pairs_groups(self) -> bool {
+        self.backend == CpuBackend::Avx512
+    }
+
+    /// Hashes two full groups of the widest width into `out[..width]` and
+    /// `out[width..2 * width]`.
+    pub(crate) fn hash_group_pair(
+        self,
+        params: &GroupParams,
+        groups: [&LaneGroup; 2],
+        tails: &mut TailBlocks,
+        out: &mut [[u8; 32]],
+    ) {
+        self.hash(self.widths()[0], params, groups, tails, out);
     }
 
     /// Hashes `inputs` (a whole number of the widest groups, each input at
