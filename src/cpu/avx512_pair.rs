@@ -68,24 +68,29 @@ macro_rules! half_g {
     };
 }
 
+/// A whole G function on four chains of both groups: the first half with
+/// message words `w1`, the second with `w2`.
+macro_rules! g {
+    ($a:tt $b:tt $c:tt $d:tt $a2:tt $b2:tt $c2:tt $d2:tt $w1:tt $w2:tt) => {
+        concat!(
+            half_g!($a $b $c $d $a2 $b2 $c2 $d2 $w1 16 12),
+            half_g!($a $b $c $d $a2 $b2 $c2 $d2 $w2 8 7),
+        )
+    };
+}
+
 /// One round on both groups, message words in slot order `w0..w15`:
 /// G on the columns, then on the diagonals.
 macro_rules! round {
     ($w0:tt $w1:tt $w2:tt $w3:tt $w4:tt $w5:tt $w6:tt $w7:tt
      $w8:tt $w9:tt $w10:tt $w11:tt $w12:tt $w13:tt $w14:tt $w15:tt) => {
         concat!(
-            half_g!([0 1 2 3] [4 5 6 7] [8 9 10 11] [12 13 14 15]
+            g!([0 1 2 3] [4 5 6 7] [8 9 10 11] [12 13 14 15]
                 [16 17 18 19] [20 21 22 23] [24 25 26 27] [28 29 30 31]
-                [$w0 $w2 $w4 $w6] 16 12),
-            half_g!([0 1 2 3] [4 5 6 7] [8 9 10 11] [12 13 14 15]
-                [16 17 18 19] [20 21 22 23] [24 25 26 27] [28 29 30 31]
-                [$w1 $w3 $w5 $w7] 8 7),
-            half_g!([0 1 2 3] [5 6 7 4] [10 11 8 9] [15 12 13 14]
+                [$w0 $w2 $w4 $w6] [$w1 $w3 $w5 $w7]),
+            g!([0 1 2 3] [5 6 7 4] [10 11 8 9] [15 12 13 14]
                 [16 17 18 19] [21 22 23 20] [26 27 24 25] [31 28 29 30]
-                [$w8 $w10 $w12 $w14] 16 12),
-            half_g!([0 1 2 3] [5 6 7 4] [10 11 8 9] [15 12 13 14]
-                [16 17 18 19] [21 22 23 20] [26 27 24 25] [31 28 29 30]
-                [$w9 $w11 $w13 $w15] 8 7),
+                [$w8 $w10 $w12 $w14] [$w9 $w11 $w13 $w15]),
         )
     };
 }

@@ -634,11 +634,11 @@ fn hash_ragged_lanes<V: Lanes>(
 /// A group of one block per lane is one compression, so what surrounds it
 /// (the call, setting up lengths and flags, loading and transposing the
 /// message) weighs as much as around a whole chunk's sixteen. Here that is
-/// done once per run, and each pair of groups' messages is loaded before
-/// the pair ahead of it compresses, so the loads overlap that compression:
+/// done once per run, and each group's message (each pair's, where the
+/// lanes pair groups, [`Lanes::PAIRS`]) is loaded before the one ahead of
+/// it compresses, so the loads overlap that compression:
 /// 64-byte blobs ran 52 M compressions/s through [`hash_lanes`] one group
-/// per call and 58 to 61 this way (AVX2, in cache). Where the lanes pair
-/// groups ([`Lanes::PAIRS`]), they go two at a time.
+/// per call and 58 to 61 this way (AVX2, in cache).
 #[inline(always)]
 fn hash_single_blocks<'a, V: Lanes, I: BlockInputs<'a>>(
     params: &GroupParams,
