@@ -231,9 +231,11 @@ impl<'a> Binner<'a> {
     fn hash_full_bin(&mut self, blocks: usize, dests: &mut [[u8; 32]]) {
         let bin = &mut self.bins[blocks];
         bin.len = 0;
+        let widest = self.widest;
         hash_full_group(
             &mut self.hasher,
             &mut self.held,
+            widest,
             &bin.group,
             &bin.dests,
             dests,
@@ -277,18 +279,18 @@ impl<'a> Binner<'a> {
     }
 }
 
-/// Hashes a full group of the widest width into `dests[lane_dests[lane]]`:
-/// at once if the kernel takes groups one at a time, else beside the group
-/// `held`, or held until the next.
+/// Hashes a full group of the widest width (`widest`) into
+/// `dests[lane_dests[lane]]`: at once if the kernel takes groups one at a
+/// time, else beside the group `held`, or held until the next.
 #[inline]
 fn hash_full_group<'a>(
     hasher: &mut GroupHasher,
     held: &mut Bin<'a>,
+    widest: usize,
     group: &LaneGroup<'a>,
     lane_dests: &[usize; MAX_LANES],
     dests: &mut [[u8; 32]],
 ) {
-    let widest = hasher.kernel.widths()[0];
     if !hasher.kernel.pairs_groups() {
         hasher.hash(widest, group, lane_dests, widest, dests);
     } else if held.len == 0 {
