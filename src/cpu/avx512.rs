@@ -16,6 +16,10 @@ use crate::consts::BLOCK_LEN;
 #[repr(transparent)]
 struct Avx512(__m512i);
 
+/// Whether this instance compresses two groups side by side
+/// ([`Lanes::PAIRS`]), for [`super::Kernel::pairs_groups`].
+pub(super) const PAIRS: bool = <Avx512 as Lanes>::PAIRS;
+
 impl Lanes for Avx512 {
     const WIDTH: usize = 16;
 

@@ -290,24 +290,33 @@ impl Work for &LaneGroup<'_> {
     }
 }
 
-/// Two groups of any shape, the first `V::WIDTH` lanes of each, into
-/// `out[..V::WIDTH]` and `out[V::WIDTH..2 * V::WIDTH]`. When each group's
-/// lanes share a block count, the two compress side by side
-/// ([`hash_aligned_pair`]); otherwise they go one at a time.
-impl Work for [&LaneGroup<'_>; 2] {
+/// Two groups whose lanes each share one block count, to be compressed side
+/// by side ([`hash_aligned_pair`]): the first `V::WIDTH` lanes of each, into
+/// `out[..V::WIDTH]` and `out[V::WIDTH..2 * V::WIDTH]`.
+#[derive(Clone, Copy)]
+pub(crate) struct AlignedPair<'g, 'a> {
+    groups: [&'g LaneGroup<'a>; 2],
+    /// The block count of each group's lanes.
+    blocks: [usize; 2],
+}
+
+impl<'g, 'a> AlignedPair<'g, 'a> {
+    /// The pair, if the first `width` lanes of each group share a block
+    /// count (as a full bin's do); `None` otherwise.
+    pub(crate) fn new(groups: [&'g LaneGroup<'a>; 2], width: usize) -> Option<Self> {
+        let blocks = [
+            aligned_blocks(groups[0], width)?,
+            aligned_blocks(groups[1], width)?,
+        ];
+        Some(AlignedPair { groups, blocks })
+    }
+}
+
+impl Work for AlignedPair<'_, '_> {
     #[inline(always)]
     fn hash<V: Lanes>(self, params: &GroupParams, tails: &mut TailBlocks, out: &mut [[u8; 32]]) {
         let (first, second) = out[..2 * V::WIDTH].split_at_mut(V::WIDTH);
-        if V::PAIRS {
-            if let (Some(a), Some(b)) = (aligned_blocks::<V>(self[0]), aligned_blocks::<V>(self[1]))
-            {
-                hash_aligned_pair::<V>(params, self, [a, b], tails, first, second);
-                return;
-            }
-        }
-        for (group, out) in self.into_iter().zip([first, second]) {
-            hash_lanes::<V>(params, group, tails, out);
-        }
+        hash_aligned_pair::<V>(params, self.groups, self.blocks, tails, first, second);
     }
 }
 
@@ -386,17 +395,17 @@ fn hash_lanes<V: Lanes>(
     tails: &mut TailBlocks,
     out: &mut [[u8; 32]],
 ) {
-    match aligned_blocks::<V>(group) {
+    match aligned_blocks(group, V::WIDTH) {
         Some(blocks) => hash_aligned_lanes::<V>(params, group, blocks, tails, out),
         None => hash_ragged_lanes::<V>(params, group, tails, out),
     }
 }
 
-/// The block count of the first `V::WIDTH` lanes of `group`, if they all
-/// have the same one.
+/// The block count of the first `width` lanes of `group`, if they all have
+/// the same one.
 #[inline(always)]
-fn aligned_blocks<V: Lanes>(group: &LaneGroup) -> Option<usize> {
-    let inputs = &group.inputs[..V::WIDTH];
+fn aligned_blocks(group: &LaneGroup, width: usize) -> Option<usize> {
+    let inputs = &group.inputs[..width];
     let blocks = blocks_in_chunk(inputs[0].len());
     inputs
         .iter()

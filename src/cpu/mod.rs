@@ -28,7 +28,7 @@ use std::sync::OnceLock;
 
 use crate::consts::CHUNK_LEN;
 use crate::error::{Error, ErrorKind};
-use kernel::{BlockInputs, GroupParams, LaneGroup, SingleBlocks, TailBlocks, Work};
+use kernel::{AlignedPair, BlockInputs, GroupParams, LaneGroup, SingleBlocks, TailBlocks, Work};
 
 /// The environment variable that forces a CPU backend by name.
 pub const CPU_BACKEND_ENV: &str = "B3BATCH_CPU";
@@ -242,11 +242,20 @@ impl Kernel {
     /// ([`Kernel::hash_group_pair`]), so that callers do well to hand it
     /// full groups two at a time.
     pub(crate) fn pairs_groups(self) -> bool {
-        self.backend == CpuBackend::Avx512
+        match self.backend {
+            #[cfg(target_arch = "x86_64")]
+            CpuBackend::Avx512 => avx512::PAIRS,
+            _ => false,
+        }
     }
 
     /// Hashes two full groups of the widest width into `out[..width]` and
-    /// `out[width..2 * width]`.
+    /// `out[width..2 * width]`: side by side where [`Kernel::pairs_groups`]
+    /// and each group's lanes share a block count, else one after the other.
+    ///
+    /// Only the instance that pairs gets a pair instance: in the others it
+    /// would be two copies of the whole one-group kernel in one function,
+    /// which only lengthens the build.
     pub(crate) fn hash_group_pair(
         self,
         params: &GroupParams,
@@ -254,7 +263,19 @@ impl Kernel {
         tails: &mut TailBlocks,
         out: &mut [[u8; 32]],
     ) {
-        self.hash(self.widths()[0], params, groups, tails, out);
+        let width = self.widths()[0];
+        match (self.backend, AlignedPair::new(groups, width)) {
+            // SAFETY: a `Kernel` exists only for a supported backend.
+            #[cfg(target_arch = "x86_64")]
+            (CpuBackend::Avx512, Some(pair)) if avx512::PAIRS => unsafe {
+                avx512::hash(params, pair, tails, out)
+            },
+            _ => {
+                let (first, second) = out[..2 * width].split_at_mut(width);
+                self.hash(width, params, groups[0], tails, first);
+                self.hash(width, params, groups[1], tails, second);
+            }
+        }
     }
 
     /// Hashes `inputs` (a whole number of the widest groups, each input at
