@@ -364,8 +364,74 @@ impl FromStr for CpuBackend {
 #[cfg(test)]
 mod tests {
     use super::batch::hash_one;
+    use super::kernel::MAX_LANES;
     use super::*;
+    use crate::consts::{CHUNK_END, CHUNK_START, IV, ROOT};
     use crate::mode::Mode;
+
+    /// Pairs of groups against `blake3`, lane by lane, on every backend:
+    /// pairs that compress side by side (each group of one block count,
+    /// equal or not) and pairs that cannot (a group whose lanes differ in
+    /// block count), which go one group at a time.
+    #[test]
+    fn group_pairs_match_blake3_side_by_side_or_not() {
+        type Lengths = fn(usize) -> usize;
+        let cases: [(&str, Lengths, Lengths); 4] = [
+            (
+                "one block count, the same",
+                |lane| 65 + lane,
+                |lane| 100 + lane,
+            ),
+            (
+                "one block count each, different",
+                |lane| 1 + lane,
+                |lane| 1000 + lane,
+            ),
+            (
+                "first group ragged",
+                |lane| 1 + 64 * lane,
+                |lane| 300 + lane,
+            ),
+            ("second group ragged", |lane| 1024 - lane, |lane| 40 * lane),
+        ];
+        let data: Vec<u8> = (0..40 * 1024).map(|i| (i * 7 % 253) as u8).collect();
+        // Inputs start at odd addresses, one after another.
+        let group = |start: usize, lengths: Lengths| {
+            let mut group = LaneGroup::default();
+            let mut offset = start;
+            for lane in 0..MAX_LANES {
+                group.inputs[lane] = &data[offset..offset + lengths(lane)];
+                group.last_flags[lane] = CHUNK_END | ROOT;
+                offset += lengths(lane) + 1;
+            }
+            group
+        };
+        let params = GroupParams {
+            key: IV,
+            flags: 0,
+            first_flags: CHUNK_START,
+        };
+        for backend in CpuBackend::supported() {
+            let kernel = Kernel::new(backend).unwrap();
+            let width = kernel.widths()[0];
+            for (case, first, second) in cases {
+                let groups = [group(1, first), group(20 * 1024 + 1, second)];
+                let mut out = vec![[0u8; 32]; 2 * width];
+                let mut tails = TailBlocks::new();
+                kernel.hash_group_pair(&params, [&groups[0], &groups[1]], &mut tails, &mut out);
+                for (g, group) in groups.iter().enumerate() {
+                    for (lane, input) in group.inputs[..width].iter().enumerate() {
+                        assert_eq!(
+                            out[g * width + lane],
+                            *blake3::hash(input).as_bytes(),
+                            "{backend}, {case}: group {g} lane {lane} ({} bytes)",
+                            input.len()
+                        );
+                    }
+                }
+            }
+        }
+    }
 
     /// The lane tree against `blake3` at the lengths where its shape changes,
     /// including ones above the cut-over where batches use `blake3` instead.
