@@ -3,10 +3,9 @@
 //! Jobs go into one bin per block count (1..=16), so every lane of a group
 //! runs the same number of compressions; a bin is hashed as soon as it holds
 //! a full group of the widest lane count (where the kernel compresses two
-//! groups side by side, as soon as a second bin fills, beside it). Hashing a
-//! blob shortly after it is
-//! seen keeps the input's cache lines warm and needs no sorted copy of the
-//! batch. At the end, the partial bins are merged in block-count order into
+//! groups side by side, as soon as a second bin fills, beside it). Hashing
+//! a blob shortly after it is seen keeps the input's cache lines warm and
+//! needs no sorted copy of the batch. At the end, the partial bins are merged in block-count order into
 //! groups whose lanes may differ in length (the kernel takes each lane's
 //! output after its own last block), and the last partial group takes the
 //! narrowest lane width that holds it.
@@ -328,28 +327,12 @@ impl GroupHasher {
     ) {
         let (kernel, params, tails) = (self.kernel, &self.params, &mut self.tails);
         let width = kernel.widths()[0];
-        // Consecutive slots for both (equal-length blobs in input order)
-        // are written straight into.
-        let first = lane_dests[0][0];
-        let consecutive = lane_dests.iter().enumerate().all(|(g, lanes)| {
-            lanes[..width]
-                .iter()
-                .enumerate()
-                .all(|(lane, &dest)| dest == first + g * width + lane)
-        });
-        if consecutive {
-            if let Some(slots) = dests.get_mut(first..first + 2 * width) {
-                kernel.hash_group_pair(params, groups, tails, slots);
-                return;
-            }
+        if let Some(slots) = consecutive_slots(&lane_dests, width, dests) {
+            kernel.hash_group_pair(params, groups, tails, slots);
+            return;
         }
         kernel.hash_group_pair(params, groups, tails, &mut self.outputs);
-        let outputs = self.outputs.chunks_exact(width);
-        for (lanes, outputs) in lane_dests.iter().zip(outputs) {
-            for (&dest, output) in lanes[..width].iter().zip(outputs) {
-                dests[dest] = *output;
-            }
-        }
+        scatter(&lane_dests, width, &self.outputs, dests);
     }
 
     /// Hashes the first `width` lanes of `group` and writes the first `used`
@@ -364,21 +347,51 @@ impl GroupHasher {
         dests: &mut [[u8; 32]],
     ) {
         let (kernel, params, tails) = (self.kernel, &self.params, &mut self.tails);
-        // Lanes bound for consecutive slots (equal-length blobs in input
-        // order, a blob's chunks) are written straight into them.
-        let first = lane_dests[0];
-        let consecutive = lane_dests[..used]
-            .iter()
-            .enumerate()
-            .all(|(lane, &dest)| dest == first + lane);
-        if consecutive && width == used {
-            if let Some(slots) = dests.get_mut(first..first + used) {
+        if width == used {
+            if let Some(slots) = consecutive_slots(&[lane_dests], used, dests) {
                 kernel.hash_group(width, params, group, tails, slots);
                 return;
             }
         }
         kernel.hash_group(width, params, group, tails, &mut self.outputs);
-        for (&dest, output) in lane_dests[..used].iter().zip(&self.outputs) {
+        scatter(&[lane_dests], used, &self.outputs, dests);
+    }
+}
+
+/// The slots `lane_dests` name, the first `lanes` of each group in turn, if
+/// they are consecutive in `dests` (equal-length blobs in input order, a
+/// blob's chunks): the kernel then writes straight into them.
+#[inline]
+fn consecutive_slots<'d>(
+    lane_dests: &[&[usize; MAX_LANES]],
+    lanes: usize,
+    dests: &'d mut [[u8; 32]],
+) -> Option<&'d mut [[u8; 32]]> {
+    let first = lane_dests[0][0];
+    let consecutive = lane_dests.iter().enumerate().all(|(g, group)| {
+        group[..lanes]
+            .iter()
+            .enumerate()
+            .all(|(lane, &dest)| dest == first + g * lanes + lane)
+    });
+    if consecutive {
+        dests.get_mut(first..first + lane_dests.len() * lanes)
+    } else {
+        None
+    }
+}
+
+/// Writes the first `lanes` outputs of each group (`outputs`, `lanes` per
+/// group in turn) to `dests[lane_dests[g][lane]]`.
+#[inline]
+fn scatter(
+    lane_dests: &[&[usize; MAX_LANES]],
+    lanes: usize,
+    outputs: &[[u8; 32]],
+    dests: &mut [[u8; 32]],
+) {
+    for (group, outputs) in lane_dests.iter().zip(outputs.chunks_exact(lanes)) {
+        for (&dest, output) in group[..lanes].iter().zip(outputs) {
             dests[dest] = *output;
         }
     }
