@@ -408,10 +408,11 @@ fn single_block_runs_change_length_and_resume() {
 }
 
 /// Mixed lengths whose bins fill in turn, which a kernel that compresses
-/// two groups side by side hashes two full bins at a time: pairs of one
-/// block count and of different ones (the longer's extra blocks alone),
-/// chunks of longer blobs (counters past 0) paired with small blobs, and an
-/// odd full bin left over for the end, in every mode, on every backend.
+/// two groups side by side hashes two groups of one block count at a time,
+/// and at the end the bins' full first groups in pairs of different block
+/// counts (the longer's extra blocks alone) and an odd one alone; longer
+/// blobs' chunks (counters past 0) fill the lane tree's bins the same way.
+/// In every mode, on every backend.
 #[test]
 fn full_bins_hashed_in_pairs() {
     let buffer = buffer();

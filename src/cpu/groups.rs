@@ -2,13 +2,15 @@
 //!
 //! Jobs go into one bin per block count (1..=16), so every lane of a group
 //! runs the same number of compressions; a bin is hashed as soon as it holds
-//! a full group of the widest lane count (where the kernel compresses two
-//! groups side by side, as soon as a second bin fills, beside it). Hashing
-//! a blob shortly after it is seen keeps the input's cache lines warm and
-//! needs no sorted copy of the batch. At the end, the partial bins are merged in block-count order into
-//! groups whose lanes may differ in length (the kernel takes each lane's
-//! output after its own last block), and the last partial group takes the
-//! narrowest lane width that holds it.
+//! a full group of the widest lane count, or two where the kernel compresses
+//! two groups side by side, so that each pair shares one block count.
+//! Hashing a blob shortly after it is seen keeps the input's cache lines
+//! warm and needs no sorted copy of the batch. At the end, bins with a full
+//! first group are hashed in pairs of those groups, and the rest of the
+//! partial bins are merged in block-count order into groups whose lanes may
+//! differ in length (the kernel takes each lane's output after its own last
+//! block); the last partial group takes the narrowest lane width that holds
+//! it.
 
 use super::kernel::{BackToBack, BlockInputs, GroupParams, LaneGroup, TailBlocks, MAX_LANES};
 use super::prefetch::prefetch;
@@ -39,11 +41,15 @@ pub(crate) struct Job<'a> {
 /// +1 %; 8 lost 15 % at 1 KiB, and 1 lost 10 %.
 pub(crate) const PREFETCH_BLOCKS: usize = 2;
 
-/// Lanes waiting for a group, all of one block count.
+/// Lanes waiting for a group, all of one block count: one group, or two
+/// to be compressed side by side where the kernel pairs groups.
 #[derive(Default)]
 struct Bin<'a> {
-    group: LaneGroup<'a>,
-    dests: [usize; MAX_LANES],
+    /// Lane `l` of the bin is lane `l % MAX_LANES` of group
+    /// `l / MAX_LANES`; the second group is used only where the kernel
+    /// pairs groups, whose widest width is `MAX_LANES`.
+    groups: [LaneGroup<'a>; 2],
+    dests: [[usize; MAX_LANES]; 2],
     len: usize,
 }
 
@@ -55,10 +61,11 @@ pub(crate) struct Binner<'a> {
     /// units of equal-length blobs never use them (setting them up per unit
     /// was 2 % of the time on 64-byte blobs).
     bins: Vec<Bin<'a>>,
+    /// Lanes a bin holds before it is hashed: two groups of the widest
+    /// width where the kernel pairs groups, so that pairs share one block
+    /// count and every compression is paired; else one group.
+    bin_lanes: usize,
     run: SingleBlockRun<'a>,
-    /// A full group of the widest width held back until a second one comes
-    /// to be hashed beside it (empty unless [`Kernel::pairs_groups`]).
-    held: Bin<'a>,
 }
 
 /// Lanes a run of single-block groups holds: 4 groups of AVX-512, 8 of
@@ -96,6 +103,8 @@ struct GroupHasher {
 impl<'a> Binner<'a> {
     /// An empty binner hashing with `kernel` and `params`.
     pub(crate) fn new(kernel: Kernel, params: GroupParams) -> Self {
+        let widest = kernel.widths()[0];
+        debug_assert!(!kernel.pairs_groups() || widest == MAX_LANES);
         Binner {
             hasher: GroupHasher {
                 kernel,
@@ -103,15 +112,19 @@ impl<'a> Binner<'a> {
                 tails: TailBlocks::new(),
                 outputs: [[0; 32]; 2 * MAX_LANES],
             },
-            widest: kernel.widths()[0],
+            widest,
             bins: Vec::new(),
+            bin_lanes: if kernel.pairs_groups() {
+                2 * widest
+            } else {
+                widest
+            },
             run: SingleBlockRun {
                 inputs: Vec::new(),
                 len: 0,
                 last_flags: 0,
                 first: 0,
             },
-            held: Bin::default(),
         }
     }
 
@@ -207,13 +220,13 @@ impl<'a> Binner<'a> {
         }
         let blocks = blocks_in_chunk(job.data.len());
         let bin = &mut self.bins[blocks];
-        let lane = bin.len;
-        bin.group.inputs[lane] = job.data;
-        bin.group.counters[lane] = job.counter;
-        bin.group.last_flags[lane] = job.last_flags;
-        bin.dests[lane] = job.dest;
+        let (group, lane) = (bin.len / MAX_LANES, bin.len % MAX_LANES);
+        bin.groups[group].inputs[lane] = job.data;
+        bin.groups[group].counters[lane] = job.counter;
+        bin.groups[group].last_flags[lane] = job.last_flags;
+        bin.dests[group][lane] = job.dest;
         bin.len += 1;
-        if bin.len == self.widest {
+        if bin.len == self.bin_lanes {
             self.hash_full_bin(blocks, dests);
         }
     }
@@ -230,75 +243,75 @@ impl<'a> Binner<'a> {
     fn hash_full_bin(&mut self, blocks: usize, dests: &mut [[u8; 32]]) {
         let bin = &mut self.bins[blocks];
         bin.len = 0;
-        let widest = self.widest;
-        hash_full_group(
-            &mut self.hasher,
-            &mut self.held,
-            widest,
-            &bin.group,
-            &bin.dests,
-            dests,
-        );
+        let [first, second] = &bin.groups;
+        if self.bin_lanes == self.widest {
+            let widest = self.widest;
+            self.hasher
+                .hash(widest, first, &bin.dests[0], widest, dests);
+        } else {
+            let [first_dests, second_dests] = &bin.dests;
+            self.hasher
+                .hash_pair([first, second], [first_dests, second_dests], dests);
+        }
     }
 
-    /// Hashes every job still in a bin, the held-back run and the full
-    /// group held for a pair.
+    /// Hashes every job still in a bin and the held-back run.
+    ///
+    /// Bins whose first group is full (only where the kernel pairs groups)
+    /// are hashed in pairs of those groups, now of different block counts;
+    /// the remaining lanes are merged into groups in block-count order.
     pub(crate) fn finish(mut self, dests: &mut [[u8; 32]]) {
         self.hash_run(dests);
-        if self.held.len > 0 {
-            let (held, widest) = (&self.held, self.widest);
+        let widest = self.widest;
+        let mut unpaired: Option<usize> = None;
+        for blocks in 1..self.bins.len() {
+            if self.bins[blocks].len < widest {
+                continue;
+            }
+            match unpaired.take() {
+                Some(other) => {
+                    let (first, second) = (&self.bins[other], &self.bins[blocks]);
+                    let groups = [&first.groups[0], &second.groups[0]];
+                    let lane_dests = [&first.dests[0], &second.dests[0]];
+                    self.hasher.hash_pair(groups, lane_dests, dests);
+                }
+                None => unpaired = Some(blocks),
+            }
+        }
+        if let Some(blocks) = unpaired {
+            let bin = &self.bins[blocks];
             self.hasher
-                .hash(widest, &held.group, &held.dests, widest, dests);
+                .hash(widest, &bin.groups[0], &bin.dests[0], widest, dests);
         }
         let mut merged = Bin::default();
         for blocks in 1..self.bins.len() {
             let bin = &self.bins[blocks];
-            for lane in 0..bin.len {
-                merged.group.inputs[merged.len] = bin.group.inputs[lane];
-                merged.group.counters[merged.len] = bin.group.counters[lane];
-                merged.group.last_flags[merged.len] = bin.group.last_flags[lane];
-                merged.dests[merged.len] = bin.dests[lane];
+            let hashed = if bin.len >= widest { widest } else { 0 };
+            for lane in hashed..bin.len {
+                let (group, lane_dests) =
+                    (&bin.groups[lane / MAX_LANES], &bin.dests[lane / MAX_LANES]);
+                let lane = lane % MAX_LANES;
+                let into = &mut merged.groups[0];
+                into.inputs[merged.len] = group.inputs[lane];
+                into.counters[merged.len] = group.counters[lane];
+                into.last_flags[merged.len] = group.last_flags[lane];
+                merged.dests[0][merged.len] = lane_dests[lane];
                 merged.len += 1;
-                if merged.len == self.widest {
-                    let widest = self.widest;
+                if merged.len == widest {
                     self.hasher
-                        .hash(widest, &merged.group, &merged.dests, widest, dests);
+                        .hash(widest, &merged.groups[0], &merged.dests[0], widest, dests);
                     merged.len = 0;
                 }
             }
-            self.bins[blocks].len = 0;
         }
         if merged.len > 0 {
             let width = self.hasher.kernel.narrowest_width_for(merged.len);
             // Lanes past `merged.len` hold earlier inputs (or none); their
             // outputs are computed and dropped.
+            let (group, lane_dests) = (&merged.groups[0], &merged.dests[0]);
             self.hasher
-                .hash(width, &merged.group, &merged.dests, merged.len, dests);
+                .hash(width, group, lane_dests, merged.len, dests);
         }
-    }
-}
-
-/// Hashes a full group of the widest width (`widest`) into
-/// `dests[lane_dests[lane]]`: at once if the kernel takes groups one at a
-/// time, else beside the group `held`, or held until the next.
-#[inline]
-fn hash_full_group<'a>(
-    hasher: &mut GroupHasher,
-    held: &mut Bin<'a>,
-    widest: usize,
-    group: &LaneGroup<'a>,
-    lane_dests: &[usize; MAX_LANES],
-    dests: &mut [[u8; 32]],
-) {
-    if !hasher.kernel.pairs_groups() {
-        hasher.hash(widest, group, lane_dests, widest, dests);
-    } else if held.len == 0 {
-        held.group = *group;
-        held.dests = *lane_dests;
-        held.len = widest;
-    } else {
-        held.len = 0;
-        hasher.hash_pair([&held.group, group], [&held.dests, lane_dests], dests);
     }
 }
 
