@@ -130,7 +130,9 @@ proptest! {
 }
 
 /// Batch sizes around every lane width and its multiples, at block and chunk
-/// boundary lengths, at odd addresses: every tail path of the lane groups.
+/// boundary lengths, at odd addresses: every tail path of the lane groups,
+/// and an odd number of whole groups after a pair (three and a blob) where
+/// a kernel hashes equal-length groups two at a time.
 #[test]
 fn batches_around_lane_widths_at_boundary_lengths() {
     let buffer = buffer();
@@ -138,7 +140,14 @@ fn batches_around_lane_widths_at_boundary_lengths() {
     let mut sizes = vec![1, 2, 3, 31, 32, 33];
     for (_, engine) in all_engines() {
         for width in [engine.lanes(), 4, 8, 16] {
-            sizes.extend([width - 1, width, width + 1, 2 * width - 1, 2 * width + 1]);
+            sizes.extend([
+                width - 1,
+                width,
+                width + 1,
+                2 * width - 1,
+                2 * width + 1,
+                3 * width + 1,
+            ]);
         }
     }
     sizes.sort_unstable();

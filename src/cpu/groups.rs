@@ -132,9 +132,10 @@ impl<'a> Binner<'a> {
     /// per lane in order (blobs that need no binning).
     ///
     /// Not held back to pair with the next group ([`Kernel::pairs_groups`]):
-    /// such groups come from equal-length batches, mostly read from memory,
-    /// where pairs ran no faster (1 KiB) or slower (256 B, 4 %), though
-    /// 13 % faster at 1 KiB in cache (AVX-512, one thread, side by side).
+    /// held here, a copy per group, pairs ran no faster (1 KiB) or slower
+    /// (256 B, 4 %) from memory (AVX-512, one thread, side by side). Blobs
+    /// of one length laid back to back pair instead inside one kernel call
+    /// ([`Binner::hash_back_to_back_chunks`]).
     #[inline]
     pub(crate) fn hash_in_place(&mut self, group: &LaneGroup, slots: &mut [[u8; 32]]) {
         debug_assert_eq!(slots.len(), self.widest);
@@ -192,6 +193,20 @@ impl<'a> Binner<'a> {
         dests: &mut [[u8; 32]],
     ) {
         self.hasher.hash_single_blocks(inputs, last_flags, dests);
+    }
+
+    /// Hashes `inputs`, a whole number of groups of the widest width of one
+    /// length of more than a block and at most a chunk laid back to back,
+    /// into `dests`, one slot each in order, with `last_flags` on every lane.
+    pub(crate) fn hash_back_to_back_chunks(
+        &mut self,
+        inputs: BackToBack,
+        last_flags: u32,
+        dests: &mut [[u8; 32]],
+    ) {
+        let hasher = &mut self.hasher;
+        let (kernel, params) = (hasher.kernel, &hasher.params);
+        kernel.hash_equal_chunks(params, inputs, last_flags, &mut hasher.tails, dests);
     }
 
     /// Hashes the run of single-block groups held back, if any.
@@ -428,32 +443,17 @@ pub(crate) fn hash_back_to_back<'a>(
     out: &mut [[u8; 32]],
 ) {
     let whole = out.len() / width * width;
+    // One kernel call for every whole group; a blob of at most a block is
+    // left to the hardware prefetcher, as in `lookup`.
+    let inputs = BackToBack {
+        data,
+        len,
+        count: whole,
+    };
     if len <= BLOCK_LEN {
-        // One kernel call for every whole group; a blob of at most a block
-        // is left to the hardware prefetcher, as in `lookup`.
-        let inputs = BackToBack {
-            data,
-            len,
-            count: whole,
-        };
         binner.hash_back_to_back_single_blocks(inputs, last_flags, &mut out[..whole]);
     } else {
-        let mut group = LaneGroup {
-            last_flags: [last_flags; MAX_LANES],
-            ..LaneGroup::default()
-        };
-        let groups = data[..whole * len].chunks_exact(width * len);
-        for (index, (bytes, slots)) in groups.zip(out.chunks_exact_mut(width)).enumerate() {
-            for (input, blob) in group.inputs.iter_mut().zip(bytes.chunks_exact(len)) {
-                *input = blob;
-            }
-            // Start loading the next group while this one compresses.
-            let next = &data[(index + 1) * width * len..];
-            for blob in next.chunks_exact(len).take(width) {
-                prefetch_input(blob);
-            }
-            binner.hash_in_place(&group, slots);
-        }
+        binner.hash_back_to_back_chunks(inputs, last_flags, &mut out[..whole]);
     }
     for dest in whole..out.len() {
         let job = Job {

@@ -6,9 +6,9 @@
 //! trait, and instantiates [`hash_lanes`] from a thin entry point compiled
 //! with its target features.
 
-use super::groups::PREFETCH_BLOCKS;
+use super::groups::{prefetch_input, PREFETCH_BLOCKS};
 use super::prefetch::prefetch_unchecked;
-use crate::consts::{blocks_in_chunk, BLOCK_LEN, IV, MSG_SCHEDULE};
+use crate::consts::{blocks_in_chunk, BLOCK_LEN, CHUNK_LEN, IV, MSG_SCHEDULE};
 
 /// The largest lane count of any backend; sizes the fixed scratch arrays.
 pub(crate) const MAX_LANES: usize = 16;
@@ -335,6 +335,25 @@ impl<'a, I: BlockInputs<'a>> Work for SingleBlocks<I> {
     #[inline(always)]
     fn hash<V: Lanes>(self, params: &GroupParams, tails: &mut TailBlocks, out: &mut [[u8; 32]]) {
         hash_single_blocks::<V, I>(params, self.inputs, self.last_flags, tails, out);
+    }
+}
+
+/// Whole groups of inputs of one length of more than a block and at most a
+/// chunk, back to back, each its own chunk 0 with `last_flags`: packed blobs
+/// or records of one length, one output slot each in order
+/// ([`hash_equal_chunks`]).
+#[derive(Clone, Copy)]
+pub(crate) struct EqualChunks<'a> {
+    /// The inputs; their count is a multiple of `V::WIDTH`.
+    pub inputs: BackToBack<'a>,
+    /// Flags added to every lane's last block.
+    pub last_flags: u32,
+}
+
+impl Work for EqualChunks<'_> {
+    #[inline(always)]
+    fn hash<V: Lanes>(self, params: &GroupParams, tails: &mut TailBlocks, out: &mut [[u8; 32]]) {
+        hash_equal_chunks::<V>(params, self.inputs, self.last_flags, tails, out);
     }
 }
 
@@ -702,6 +721,55 @@ fn hash_single_blocks<'a, V: Lanes, I: BlockInputs<'a>>(
         match next {
             Some(next) => messages = next,
             None => break,
+        }
+    }
+}
+
+/// Hashes `inputs` (whole groups, all of one length in `BLOCK_LEN + 1..=
+/// CHUNK_LEN`, counter 0) into `out`, one slot per input in order, with
+/// `last_flags` on every lane: two groups at a time where `V` pairs groups,
+/// the next step's inputs fetched while the current one compresses.
+///
+/// One call for the whole run, and no check of each group's block counts:
+/// hashed a group per call, 256-byte and 1 KiB blobs ran 2 to 12 % slower
+/// (AVX-512, one thread, side by side).
+#[inline(always)]
+fn hash_equal_chunks<V: Lanes>(
+    params: &GroupParams,
+    inputs: BackToBack,
+    last_flags: u32,
+    tails: &mut TailBlocks,
+    out: &mut [[u8; 32]],
+) {
+    let BackToBack { data, len, count } = inputs;
+    debug_assert!(len > BLOCK_LEN && len <= CHUNK_LEN);
+    debug_assert!(count.is_multiple_of(V::WIDTH) && count == out.len());
+    let blocks = blocks_in_chunk(len);
+    let step = if V::PAIRS { 2 * V::WIDTH } else { V::WIDTH };
+    let group = LaneGroup {
+        last_flags: [last_flags; MAX_LANES],
+        ..LaneGroup::default()
+    };
+    let mut groups = [group, group];
+    let steps = data[..count * len].chunks(step * len);
+    for (index, (bytes, slots)) in steps.zip(out.chunks_mut(step)).enumerate() {
+        for (group, bytes) in groups.iter_mut().zip(bytes.chunks_exact(V::WIDTH * len)) {
+            for (input, blob) in group.inputs.iter_mut().zip(bytes.chunks_exact(len)) {
+                *input = blob;
+            }
+        }
+        let next = data[..count * len]
+            .get((index + 1) * step * len..)
+            .unwrap_or(&[]);
+        for blob in next.chunks_exact(len).take(step) {
+            prefetch_input(blob);
+        }
+        if V::PAIRS && slots.len() == 2 * V::WIDTH {
+            let (first, second) = slots.split_at_mut(V::WIDTH);
+            let pair = [&groups[0], &groups[1]];
+            hash_aligned_pair::<V>(params, pair, [blocks, blocks], tails, first, second);
+        } else {
+            hash_aligned_lanes::<V>(params, &groups[0], blocks, tails, slots);
         }
     }
 }

@@ -28,7 +28,10 @@ use std::sync::OnceLock;
 
 use crate::consts::CHUNK_LEN;
 use crate::error::{Error, ErrorKind};
-use kernel::{AlignedPair, BlockInputs, GroupParams, LaneGroup, SingleBlocks, TailBlocks, Work};
+use kernel::{
+    AlignedPair, BackToBack, BlockInputs, EqualChunks, GroupParams, LaneGroup, SingleBlocks,
+    TailBlocks, Work,
+};
 
 /// The environment variable that forces a CPU backend by name.
 pub const CPU_BACKEND_ENV: &str = "B3BATCH_CPU";
@@ -290,6 +293,22 @@ impl Kernel {
         out: &mut [[u8; 32]],
     ) {
         let work = SingleBlocks { inputs, last_flags };
+        self.hash(self.widths()[0], params, work, tails, out);
+    }
+
+    /// Hashes `inputs` (a whole number of the widest groups, all of one
+    /// length of more than a block and at most a chunk, back to back) into
+    /// `out`, one slot per input, with counter 0 and `last_flags` on every
+    /// lane.
+    pub(crate) fn hash_equal_chunks(
+        self,
+        params: &GroupParams,
+        inputs: BackToBack,
+        last_flags: u32,
+        tails: &mut TailBlocks,
+        out: &mut [[u8; 32]],
+    ) {
+        let work = EqualChunks { inputs, last_flags };
         self.hash(self.widths()[0], params, work, tails, out);
     }
 
