@@ -1,5 +1,7 @@
 //! Choosing a CPU backend: detection, the builder option and `B3BATCH_CPU`.
 
+mod common;
+
 use blake3_batch::{CpuBackend, Engine, ErrorKind, Mode, CPU_BACKEND_ENV};
 
 #[test]
@@ -102,4 +104,113 @@ fn environment_variable_forces_a_backend_or_fails_clearly() {
         assert!(error.to_string().contains(CPU_BACKEND_ENV), "{error}");
     }
     std::env::remove_var(CPU_BACKEND_ENV);
+}
+
+/// Blobs that end at the last byte before a page that faults when read, on
+/// every backend: a kernel that reads a last block in place (a masked load)
+/// must not touch the bytes past a blob's end, and one that copies it must
+/// copy only the blob's own bytes.
+#[cfg(unix)]
+#[test]
+fn blobs_ending_at_an_unreadable_page_hash_in_place() {
+    let page = GuardedPage::new();
+    let bytes = page.bytes();
+    let end = bytes.len();
+    // Mixed lengths (binned by block count), each ending at the page's end,
+    // twice over so that bins of every block count fill.
+    let mixed: Vec<&[u8]> = (0..2)
+        .flat_map(|_| 0..=1024)
+        .map(|len| &bytes[end - len..])
+        .collect();
+    let want: Vec<[u8; 32]> = mixed
+        .iter()
+        .map(|blob| *blake3::hash(blob).as_bytes())
+        .collect();
+    for (name, engine) in common::engines() {
+        let got = engine.hash_many(&mixed).unwrap();
+        for (index, (got, want)) in got.iter().zip(&want).enumerate() {
+            assert_eq!(got.as_bytes(), want, "{name}, blob {index}");
+        }
+        // Equal lengths back to back, the last one ending at the page's end.
+        for len in [1, 63, 64, 65, 100, 1000, 1024] {
+            let count = (end / len).min(2 * 16 + 3);
+            let data = &bytes[end - count * len..];
+            let mut out = vec![[0u8; 32]; count];
+            engine
+                .hash_records_into(Mode::Hash, data, len, &mut out)
+                .unwrap();
+            for (index, (record, got)) in data.chunks(len).zip(&out).enumerate() {
+                assert_eq!(
+                    got,
+                    blake3::hash(record).as_bytes(),
+                    "{name}, {len} B, record {index}"
+                );
+            }
+        }
+    }
+}
+
+/// Readable pages followed by one that faults when touched.
+#[cfg(unix)]
+struct GuardedPage {
+    base: *mut libc::c_void,
+    readable: usize,
+    mapped: usize,
+}
+
+#[cfg(unix)]
+impl GuardedPage {
+    /// 64 KiB of readable bytes (a pattern), then a page with no access.
+    fn new() -> Self {
+        // SAFETY: sysconf has no preconditions.
+        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as usize;
+        let readable = (64 * 1024usize).div_ceil(page) * page;
+        let mapped = readable + page;
+        // SAFETY: a fresh private anonymous mapping; the result is checked.
+        let base = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                mapped,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        assert_ne!(base, libc::MAP_FAILED, "mmap failed");
+        // SAFETY: `base` maps `mapped` bytes, so the last page lies inside it.
+        let guard = unsafe {
+            libc::mprotect(
+                base.cast::<u8>().add(readable).cast(),
+                page,
+                libc::PROT_NONE,
+            )
+        };
+        assert_eq!(guard, 0, "mprotect failed");
+        // SAFETY: the first `readable` bytes are mapped read-write and
+        // borrowed by nothing else.
+        let bytes = unsafe { std::slice::from_raw_parts_mut(base.cast::<u8>(), readable) };
+        for (index, byte) in bytes.iter_mut().enumerate() {
+            *byte = (index % 251) as u8;
+        }
+        GuardedPage {
+            base,
+            readable,
+            mapped,
+        }
+    }
+
+    /// The readable bytes, which end where the guard page starts.
+    fn bytes(&self) -> &[u8] {
+        // SAFETY: mapped readable for as long as `self` lives.
+        unsafe { std::slice::from_raw_parts(self.base.cast::<u8>(), self.readable) }
+    }
+}
+
+#[cfg(unix)]
+impl Drop for GuardedPage {
+    fn drop(&mut self) {
+        // SAFETY: unmaps exactly the mapping made in `new`, no longer borrowed.
+        unsafe { libc::munmap(self.base, self.mapped) };
+    }
 }

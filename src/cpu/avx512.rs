@@ -1,8 +1,9 @@
-//! AVX-512 lanes: 16 blobs per `__m512i`, with native rotates.
+//! AVX-512 lanes: 16 blobs per `__m512i`, with native rotates, and last
+//! blocks read in place through byte-masked loads (AVX-512BW).
 //!
 //! [`Avx512`] is private to this module and only used inside [`hash`],
-//! whose `#[target_feature]` and safety contract guarantee AVX-512F; that is
-//! why the intrinsic calls in the trait methods below are sound.
+//! whose `#[target_feature]` and safety contract guarantee AVX-512F and BW;
+//! that is why the intrinsic calls in the trait methods below are sound.
 
 use core::arch::x86_64::*;
 
@@ -25,7 +26,8 @@ impl Lanes for Avx512 {
 
     #[inline(always)]
     fn splat(value: u32) -> Self {
-        // SAFETY: AVX-512F is enabled wherever this type is used (module docs).
+        // SAFETY: AVX-512F and BW are enabled wherever this type is used
+        // (module docs).
         Avx512(unsafe { _mm512_set1_epi32(value as i32) })
     }
 
@@ -104,6 +106,30 @@ impl Lanes for Avx512 {
             }
             words
         }
+    }
+
+    #[inline(always)]
+    fn load_last_blocks(
+        inputs: &[&[u8]; MAX_LANES],
+        start: usize,
+        _tails: &mut TailBlocks,
+    ) -> [Self; 16] {
+        let mut rows = [Avx512::splat(0).0; 16];
+        for (row, input) in rows.iter_mut().zip(inputs) {
+            let block = &input[start..];
+            debug_assert!(block.len() <= BLOCK_LEN);
+            // One bit per byte of the block; none for an empty input.
+            let present = u64::MAX
+                .checked_shr(BLOCK_LEN.saturating_sub(block.len()) as u32)
+                .unwrap_or(0);
+            // SAFETY: AVX-512F and BW as above. The mask selects only the
+            // block's own bytes, which `block` borrows; the bytes past it
+            // are neither read nor able to fault, and load as zero.
+            *row = unsafe { _mm512_maskz_loadu_epi8(present, block.as_ptr().cast()) };
+        }
+        // SAFETY: AVX-512F as above.
+        let columns = unsafe { transpose16(rows) };
+        columns.map(Avx512)
     }
 
     #[inline(always)]
@@ -198,8 +224,8 @@ unsafe fn transpose_out(v: [__m512i; 8]) -> [__m512i; 8] {
 /// Hashes all 16 lanes of `group`.
 ///
 /// # Safety
-/// The CPU must support AVX-512F.
-#[target_feature(enable = "avx512f")]
+/// The CPU must support AVX-512F and AVX-512BW.
+#[target_feature(enable = "avx512f,avx512bw")]
 pub(super) unsafe fn hash<W: Work>(
     params: &GroupParams,
     work: W,

@@ -45,6 +45,36 @@ pub(crate) trait Lanes: Copy {
     /// `out[l]`, for every lane `l < WIDTH` (panics if `out` is shorter).
     fn store_transposed(words: &[Self; 8], out: &mut [[u8; 32]]);
 
+    /// [`Lanes::load_transposed`] of each lane's last block: the bytes of
+    /// `inputs[l]` from `start` on (at most a block, none only for an empty
+    /// input), zero-padded.
+    ///
+    /// The default copies partial blocks into `tails` and reads them there;
+    /// an ISA with masked loads reads them in place instead.
+    #[inline(always)]
+    fn load_last_blocks(
+        inputs: &[&[u8]; MAX_LANES],
+        start: usize,
+        tails: &mut TailBlocks,
+    ) -> [Self; 16] {
+        for (lane, input) in inputs[..Self::WIDTH].iter().enumerate() {
+            let tail = input.len() - start;
+            if tail < BLOCK_LEN {
+                tails.stage(lane, input, tail);
+            }
+        }
+        let mut refs = [&ZERO_BLOCK; MAX_LANES];
+        for (lane, (block, input)) in refs.iter_mut().zip(&inputs[..Self::WIDTH]).enumerate() {
+            let tail = input.len() - start;
+            *block = if tail == BLOCK_LEN {
+                full_block(&input[start..])
+            } else {
+                tails.block(lane, tail)
+            };
+        }
+        Self::load_transposed(&refs)
+    }
+
     /// Whether [`Lanes::compress_pair`] interleaves two groups; where it
     /// does not, callers take groups one at a time, which keeps each
     /// instance's code (and the build) smaller.
@@ -547,24 +577,10 @@ fn last_blocks<V: Lanes>(
     let mut lens = [0u32; MAX_LANES];
     let mut flags = [0u32; MAX_LANES];
     for lane in 0..width {
-        let input = group.inputs[lane];
-        let tail = input.len() - start;
-        lens[lane] = tail as u32;
+        lens[lane] = (group.inputs[lane].len() - start) as u32;
         flags[lane] = params.flags | first | group.last_flags[lane];
-        if tail < BLOCK_LEN {
-            tails.stage(lane, input, tail);
-        }
     }
-    let mut refs = [&ZERO_BLOCK; MAX_LANES];
-    for lane in 0..width {
-        let tail = lens[lane] as usize;
-        refs[lane] = if tail == BLOCK_LEN {
-            full_block(&group.inputs[lane][start..])
-        } else {
-            tails.block(lane, tail)
-        };
-    }
-    let m = V::load_transposed(&refs);
+    let m = V::load_last_blocks(&group.inputs, start, tails);
     (
         m,
         [counter_low, counter_high, V::load(&lens), V::load(&flags)],

@@ -40,7 +40,7 @@ pub const CPU_BACKEND_ENV: &str = "B3BATCH_CPU";
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum CpuBackend {
-    /// AVX-512F, 16 lanes (x86-64).
+    /// AVX-512F and BW, 16 lanes (x86-64).
     Avx512,
     /// AVX2, 8 lanes (x86-64).
     Avx2,
@@ -79,7 +79,9 @@ impl CpuBackend {
         match self {
             #[cfg(target_arch = "x86_64")]
             CpuBackend::Avx512 => {
-                std::arch::is_x86_feature_detected!("avx512f") && CpuBackend::Avx2.is_supported()
+                std::arch::is_x86_feature_detected!("avx512f")
+                    && std::arch::is_x86_feature_detected!("avx512bw")
+                    && CpuBackend::Avx2.is_supported()
             }
             #[cfg(target_arch = "x86_64")]
             CpuBackend::Avx2 => {
