@@ -333,6 +333,7 @@ pub(crate) struct AlignedPair<'g, 'a> {
 impl<'g, 'a> AlignedPair<'g, 'a> {
     /// The pair, if the first `width` lanes of each group share a block
     /// count (as a full bin's do); `None` otherwise.
+    #[inline]
     pub(crate) fn new(groups: [&'g LaneGroup<'a>; 2], width: usize) -> Option<Self> {
         let blocks = [
             aligned_blocks(groups[0], width)?,
@@ -452,14 +453,18 @@ fn hash_lanes<V: Lanes>(
 
 /// The block count of the first `width` lanes of `group`, if they all have
 /// the same one.
+///
+/// Every lane is checked without an early exit: the differences are OR-ed
+/// together, which compiles to straight-line code where `all` took a
+/// compare and a branch per lane.
 #[inline(always)]
 fn aligned_blocks(group: &LaneGroup, width: usize) -> Option<usize> {
     let inputs = &group.inputs[..width];
     let blocks = blocks_in_chunk(inputs[0].len());
-    inputs
-        .iter()
-        .all(|input| blocks_in_chunk(input.len()) == blocks)
-        .then_some(blocks)
+    let differ = inputs.iter().fold(0, |differ, input| {
+        differ | (blocks_in_chunk(input.len()) ^ blocks)
+    });
+    (differ == 0).then_some(blocks)
 }
 
 /// [`hash_lanes`] for lanes of one block count (equal-length batches, the
