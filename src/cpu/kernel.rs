@@ -306,8 +306,8 @@ impl TailBlocks {
 /// over it, so each kind of work gets its own instance, compiled with the
 /// ISA's target features.
 pub(crate) trait Work: Copy {
-    /// Hashes this work with lanes `V`, copying partial blocks into
-    /// `tails`, writing outputs to `out`.
+    /// Hashes this work with lanes `V`, writing outputs to `out`; partial
+    /// blocks are copied into `tails` where `V` has no masked loads.
     fn hash<V: Lanes>(self, params: &GroupParams, tails: &mut TailBlocks, out: &mut [[u8; 32]]);
 }
 
@@ -437,7 +437,8 @@ impl<'a> BlockInputs<'a> for BackToBack<'a> {
 /// chaining value to `out[lane]` (`out` holds at least `V::WIDTH` slots).
 ///
 /// Lanes run in step, one block of every lane per compression. Full blocks
-/// are read in place; a partial last block is copied into `tails`.
+/// are read in place; a partial last block is read as
+/// [`Lanes::load_last_blocks`] does (a masked load, or a copy in `tails`).
 #[inline(always)]
 fn hash_lanes<V: Lanes>(
     params: &GroupParams,
@@ -566,8 +567,8 @@ fn full_block_row<V: Lanes>(
 }
 
 /// The last block (`block`) of every lane of an aligned group: its message
-/// words, a partial block copied into `tails` first, and the state's last
-/// row with each lane's length and flags.
+/// words ([`Lanes::load_last_blocks`]) and the state's last row with each
+/// lane's length and flags.
 #[inline(always)]
 fn last_blocks<V: Lanes>(
     params: &GroupParams,
