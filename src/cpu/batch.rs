@@ -290,9 +290,11 @@ fn hash_alone(unit: &UnitParams, data: &[u8]) -> [u8; 32] {
 /// Looks up blobs `first..first + inputs.len()` and starts loading them.
 ///
 /// A blob of at most one block that starts where the one before it ended
-/// is left to the hardware prefetcher, which follows such a run (packed
-/// data, fixed-size records) as one stream: there the two prefetches per
-/// blob cost 64-byte batches 5 to 9 % (AVX2) and gained nothing. Small
+/// is left to the hardware prefetcher, which follows such a run as one
+/// stream: there the two prefetches per blob cost 64-byte batches 5 to 9 %
+/// (AVX2, in cache) and gained nothing. (Runs of one such length cut out
+/// of packed data or records skip this lookup; the kernel hints them a
+/// line at a time, which reading from memory needs on AVX-512.) Small
 /// blobs anywhere else keep them (64-byte slices scattered over 512 MiB
 /// ran at half the speed without), and so do larger blobs even when packed
 /// (256 B and 1 KiB batches ran 10 % slower without). Sources laid out back

@@ -443,8 +443,8 @@ pub(crate) fn hash_back_to_back<'a>(
     out: &mut [[u8; 32]],
 ) {
     let whole = out.len() / width * width;
-    // One kernel call for every whole group; a blob of at most a block is
-    // left to the hardware prefetcher, as in `lookup`.
+    // One kernel call for every whole group; the kernel hints the bytes of
+    // blobs of at most a block some way ahead, as one run.
     let inputs = BackToBack {
         data,
         len,
