@@ -392,12 +392,12 @@ impl Work for EqualChunks<'_> {
 /// loading inputs laid back to back ([`BlockInputs::prefetch`]), in bytes.
 ///
 /// The hardware prefetcher alone did not keep up from memory: 64-byte
-/// records in 64 MiB batches ran 7.6 to 10 GB/s without these hints and 10.9
-/// to 11.5 with them (AVX-512, one thread, side by side on a Zen 5), 64-byte
-/// packed blobs +8 to 14 %. In a 4 MiB batch held in cache they cost 0 to
-/// 3 %. 2 KiB ahead was slightly short of 4, 6 and 8 KiB no better; only
-/// the first lines of each page, or every second or fourth line, recovered
-/// a half or less of the gain.
+/// packed blobs in 64 MiB batches ran 7.1 GB/s without these hints and
+/// 10.5 to 10.8 with them, records 7.3 to 7.7 and 10.5 to 11.1 (AVX-512, one
+/// thread, side by side on a Zen 5). In 4 MiB batches held in cache the
+/// readings moved 0 to 3 % either way. 2 KiB ahead was slightly short of 4;
+/// 6 and 8 KiB were no better; hinting only the first lines of each page, or
+/// every second or fourth line, recovered half of the gain or less.
 const SINGLE_BLOCK_PREFETCH_BYTES: usize = 4096;
 
 /// Where the inputs of a run of single-block groups come from, by index.
