@@ -395,7 +395,7 @@ impl Work for EqualChunks<'_> {
 /// packed blobs in 64 MiB batches ran 7.1 GB/s without these hints and
 /// 10.5 to 10.8 with them, records 7.3 to 7.7 and 10.5 to 11.1 (AVX-512, one
 /// thread, side by side on a Zen 5). In 4 MiB batches held in cache the
-/// readings moved 0 to 3 % either way. 2 KiB ahead was slightly short of 4;
+/// comparisons ranged from -3 % to +9 %. 2 KiB ahead was slightly short of 4;
 /// 6 and 8 KiB were no better; hinting only the first lines of each page, or
 /// every second or fourth line, recovered half of the gain or less.
 const SINGLE_BLOCK_PREFETCH_BYTES: usize = 4096;
