@@ -31,12 +31,12 @@ use crate::offsets::SharedCheck;
 /// It was 1 MiB, with each chunk a quarter of what was left on two threads.
 /// A chunk of 64-byte blobs then ended every 5461 blobs (28 us), and such
 /// chunks hashed at 12.5 GB/s where chunks of half the batch made 12.9
-/// (blobs of at most a block laid back to back are left to the hardware
-/// prefetcher, whose stream each new chunk starts over). With 4 MiB and an
-/// even split ([`take_chunk`]), side by side on two threads (AVX-512, three
-/// interleaved rounds of medians): 64-byte records in 4 MiB batches +12 %,
-/// 64-byte packed blobs +4 %, lengths in 1..=1024 in 32 MiB +4 %, 256 B in
-/// 16 MiB -1.5 %, and 1 KiB, 16 KiB and 1025..=16384 level.
+/// (blobs of at most a block laid back to back were then left to the
+/// hardware prefetcher, whose stream each new chunk starts over). With
+/// 4 MiB and an even split ([`take_chunk`]), side by side on two threads
+/// (AVX-512, three interleaved rounds of medians): 64-byte records in 4 MiB
+/// batches +12 %, 64-byte packed blobs +4 %, lengths in 1..=1024 in 32 MiB
+/// +4 %, 256 B in 16 MiB -1.5 %, and 1 KiB, 16 KiB and 1025..=16384 level.
 const UNIT_BYTES: usize = 4 * 1024 * 1024;
 /// Per-blob weight in a chunk's size, for the fixed cost of a blob (lookup,
 /// binning, output scatter).
