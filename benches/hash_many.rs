@@ -124,7 +124,8 @@ fn backends(c: &mut Criterion) {
     let mut group = configure(c);
     for batch in batches() {
         let mut out = vec![[0u8; 32]; batch.count()];
-        group.throughput(Throughput::Bytes(batch.data.len() as u64));
+        let bytes = Throughput::Bytes(batch.data.len() as u64);
+        group.throughput(bytes.clone());
         if batch.data.len() > LARGE_BATCH {
             // Ten runs of the slowest such row, the loop over 540 MB of
             // 1025..=16384 B at ~2 GB/s, need about 3 s.
@@ -172,7 +173,7 @@ fn backends(c: &mut Criterion) {
                     engine.hash_packed_into(Mode::Hash, &batch.data, &batch.offsets, &mut out)
                 })
             });
-            group.throughput(Throughput::Bytes(batch.data.len() as u64));
+            group.throughput(bytes);
         }
         // The crate's front door: slices in, `Vec<Hash>` out, every core.
         let slices: Vec<&[u8]> = (0..batch.count()).map(|index| batch.blob(index)).collect();

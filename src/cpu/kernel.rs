@@ -406,9 +406,10 @@ pub(crate) trait BlockInputs<'a>: Copy {
     fn count(self) -> usize;
     /// Input `index` (`index < count()`).
     fn input(self, index: usize) -> &'a [u8];
-    /// Starts loading inputs `first..first + count` (past the end, nothing
-    /// that faults), where the caller did not already: inputs looked up one
-    /// by one were hinted at lookup, so by default nothing.
+    /// Starts loading inputs `first..first + count`, where the caller did
+    /// not already; indices past the last input are allowed and hint
+    /// nothing. Inputs looked up one by one were hinted at lookup, so by
+    /// default nothing.
     #[inline(always)]
     fn prefetch(self, first: usize, count: usize) {
         let _ = (first, count);
@@ -749,10 +750,7 @@ fn hash_single_blocks<'a, V: Lanes, I: BlockInputs<'a>>(
     let inputs_ahead = SINGLE_BLOCK_PREFETCH_BYTES.checked_div(len);
     for (index, slots) in out.chunks_mut(step * V::WIDTH).enumerate() {
         if let Some(ahead) = inputs_ahead {
-            let first = index * step * V::WIDTH + ahead;
-            if first < count {
-                inputs.prefetch(first, step * V::WIDTH);
-            }
+            inputs.prefetch(index * step * V::WIDTH + ahead, step * V::WIDTH);
         }
         // `messages` is already in registers (or spilled), so staging the
         // next tails over these is safe.
