@@ -393,11 +393,12 @@ impl Work for EqualChunks<'_> {
 ///
 /// The hardware prefetcher alone did not keep up from memory: 64-byte
 /// packed blobs in 64 MiB batches ran 7.1 GB/s without these hints and
-/// 10.5 to 10.8 with them, records 7.3 to 7.7 and 10.5 to 11.1 (AVX-512, one
-/// thread, side by side on a Zen 5). In 4 MiB batches held in cache the
-/// comparisons ranged from -3 % to +9 %. 2 KiB ahead was slightly short of 4;
-/// 6 and 8 KiB were no better; hinting only the first lines of each page, or
-/// every second or fourth line, recovered half of the gain or less.
+/// 10.5 to 10.8 with them (AVX-512, one thread, side by side on a Zen 5);
+/// records, in an experimental build of the same hints, 7.6 to 7.7 and
+/// 10.9 to 11.1. In 4 MiB batches held in cache the comparisons ranged
+/// from -3 % to +9 %. 2 KiB ahead was slightly short of 4; 6 and 8 KiB were
+/// no better; hinting only the first lines of each page, or every second
+/// or fourth line, recovered half of the gain or less.
 const SINGLE_BLOCK_PREFETCH_BYTES: usize = 4096;
 
 /// Where the inputs of a run of single-block groups come from, by index.
