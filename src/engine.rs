@@ -176,8 +176,10 @@ impl EngineBuilder {
             Some(0) => return Err(ErrorKind::ZeroThreads.into()),
             Some(1) => (1, None),
             Some(threads) => {
+                // The calling thread is the last of the `threads` that hash
+                // (see `cpu::share`).
                 let pool = rayon::ThreadPoolBuilder::new()
-                    .num_threads(threads)
+                    .num_threads(threads - 1)
                     .thread_name(|index| format!("b3batch-{index}"))
                     .build()
                     .map_err(|error| ErrorKind::ThreadPool {

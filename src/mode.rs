@@ -45,18 +45,13 @@ impl Mode<'_> {
     };
 
     /// Hashes one blob with the `blake3` crate: the cheapest path for a
-    /// single blob, and the fastest for very large ones, which `blake3`
-    /// already spreads over SIMD lanes (and over threads when `parallel`).
-    pub(crate) fn hash_with_blake3(self, data: &[u8], parallel: bool) -> [u8; 32] {
-        let mut hasher = match self {
-            Mode::Hash if !parallel => return *blake3::hash(data).as_bytes(),
-            Mode::KeyedHash(key) if !parallel => return *blake3::keyed_hash(key, data).as_bytes(),
-            Mode::DeriveKey(context) if !parallel => return blake3::derive_key(context, data),
-            Mode::Hash => blake3::Hasher::new(),
-            Mode::KeyedHash(key) => blake3::Hasher::new_keyed(key),
-            Mode::DeriveKey(context) => blake3::Hasher::new_derive_key(context),
-        };
-        hasher.update_rayon(data);
-        *hasher.finalize().as_bytes()
+    /// single blob, and the fastest for large ones on one thread, which
+    /// `blake3` already spreads over SIMD lanes.
+    pub(crate) fn hash_with_blake3(self, data: &[u8]) -> [u8; 32] {
+        match self {
+            Mode::Hash => *blake3::hash(data).as_bytes(),
+            Mode::KeyedHash(key) => *blake3::keyed_hash(key, data).as_bytes(),
+            Mode::DeriveKey(context) => blake3::derive_key(context, data),
+        }
     }
 }

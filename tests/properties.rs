@@ -269,6 +269,96 @@ fn batches_shared_with_the_calling_thread() {
     }
 }
 
+/// Blobs of a MiB and more on several threads are cut into subtrees that
+/// every thread takes, their chaining values merged to the root: alone in
+/// a batch and among small blobs, in every mode, on pools of 2 and 3 and
+/// rayon's global pool, for lengths that end on a subtree, one byte past
+/// one, inside a chunk, and with subtree counts that are not powers of two.
+#[test]
+fn large_blobs_spread_over_every_thread() {
+    let buffer = buffer();
+    let subtree = 256 * 1024;
+    let lengths = [
+        1 << 20,
+        (1 << 20) + 1,
+        5 * subtree + 1025,
+        (2 << 20) + 3,
+        7 * subtree - 64,
+        (5 << 20) - 1000,
+    ];
+    let large: Vec<Vec<u8>> = lengths
+        .iter()
+        .enumerate()
+        .map(|(index, &len)| {
+            let skip = index * 4099;
+            buffer
+                .iter()
+                .copied()
+                .cycle()
+                .skip(skip)
+                .take(len)
+                .collect()
+        })
+        .collect();
+    let mut mixed: Vec<Vec<u8>> = (0..300)
+        .map(|index| buffer[index..][..index % 1500].to_vec())
+        .collect();
+    for (slot, blob) in [5, 120, 299].into_iter().zip(&large) {
+        mixed[slot] = blob.clone();
+    }
+    let engines = [
+        ("pool of 2", Engine::builder().threads(2).build().unwrap()),
+        ("pool of 3", Engine::builder().threads(3).build().unwrap()),
+        ("global pool", Engine::builder().build().unwrap()),
+    ];
+    let key = [0x42; 32];
+    let modes = [
+        Mode::Hash,
+        Mode::KeyedHash(&key),
+        Mode::DeriveKey("b3batch subtrees"),
+    ];
+    for (name, engine) in &engines {
+        for mode in modes {
+            for blob in &large {
+                let alone = first_mismatch(engine, mode, std::slice::from_ref(blob));
+                assert_eq!(alone, None, "{name}, {mode:?}, {} bytes alone", blob.len());
+            }
+            let among = first_mismatch(engine, mode, &mixed);
+            assert_eq!(among, None, "{name}, {mode:?}, among small blobs");
+            let (data, offsets) = pack(&mixed, 3);
+            let mut out = vec![[0u8; 32]; mixed.len()];
+            engine
+                .hash_packed_into(mode, &data, &offsets, &mut out)
+                .unwrap();
+            for (index, (blob, digest)) in mixed.iter().zip(&out).enumerate() {
+                assert_eq!(
+                    *digest,
+                    reference(mode, blob),
+                    "{name}, {mode:?}, packed blob {index}"
+                );
+            }
+        }
+        // Past 16 Ki offsets the threads check them before they hash.
+        let mut many: Vec<&[u8]> = (0..20_000)
+            .map(|index| &buffer[index..][..index % 100])
+            .collect();
+        many[17] = &large[1];
+        many[19_999] = &large[5];
+        let (data, offsets) = pack(&many, 0);
+        let mut out = vec![[0u8; 32]; many.len()];
+        engine
+            .hash_packed_into(Mode::Hash, &data, &offsets, &mut out)
+            .unwrap();
+        for (index, (blob, digest)) in many.iter().zip(&out).enumerate() {
+            assert_eq!(
+                *digest,
+                reference(Mode::Hash, blob),
+                "{name}, 20 000 packed, blob {index}"
+            );
+        }
+    }
+}
+
 /// Equal-length batches (which a work unit cuts out of the packed bytes or
 /// records itself, without looking up each blob) long enough for several
 /// units on two threads, so units start past the first blob, with a tail

@@ -7,6 +7,7 @@ use super::kernel::{GroupParams, LaneGroup, MAX_LANES};
 use super::prefetch::prefetch;
 use super::regular_trees::{hash_regular_trees, is_regular};
 use super::share::{share, share_checking};
+use super::subtrees::hash_in_subtrees;
 use super::tree::{hash_trees, TreeBlob};
 use super::Kernel;
 use crate::blobs::{BlobSource, Offset};
@@ -14,6 +15,7 @@ use crate::consts::{BLOCK_LEN, CHUNK_END, CHUNK_LEN, CHUNK_START, ROOT};
 use crate::error::Error;
 use crate::mode::{Mode, ModeWords};
 use crate::offsets::SharedCheck;
+use std::sync::{Mutex, PoisonError};
 
 /// Input bytes of blobs bound for the lane tree that a unit collects before
 /// it hashes them, while their chunks are still in cache. Each batch ends
@@ -23,8 +25,8 @@ use crate::offsets::SharedCheck;
 /// thread; 4 MiB no better).
 const TREE_BATCH_BYTES: usize = 1024 * 1024;
 
-/// From this length a blob is hashed with `blake3`'s multi-threaded update
-/// when the engine has more than one thread.
+/// From this length a blob is hashed on all of the engine's threads when it
+/// has more than one ([`hash_in_subtrees`]), after the rest of its batch.
 const PARALLEL_BLOB_MIN: usize = 1 << 20;
 
 /// How a batch may use threads.
@@ -52,7 +54,7 @@ pub(crate) fn hash_source<S: BlobSource>(
         [] => return,
         // One blob: nothing to put side by side, so the plain call is cheapest.
         [only] => {
-            *only = mode.hash_with_blake3(source.blob(0), false);
+            *only = hash_alone(threads, mode, source.blob(0));
             return;
         }
         _ => {}
@@ -64,9 +66,12 @@ pub(crate) fn hash_source<S: BlobSource>(
         // 1..=1024 took a seventh of the blobs. One unit: those lengths
         // +4 %, 1 KiB +2 %, 64 B +1.5 % (AVX2, side by side).
         Threads::One => hash_unit(&unit, source, 0, out),
-        Threads::Pool(_) | Threads::Global => share(threads, source, out, |first, slots| {
-            hash_unit(&unit, source, first, slots)
-        }),
+        Threads::Pool(_) | Threads::Global => {
+            share(threads, source, out, |first, slots| {
+                hash_unit(&unit, source, first, slots)
+            });
+            unit.hash_deferred(source, out);
+        }
     }
 }
 
@@ -82,9 +87,11 @@ pub(crate) fn hash_checking<O: Offset>(
     out: &mut [[u8; 32]],
 ) -> Result<(), Error> {
     let unit = UnitParams::new(kernel, mode, threads);
-    share_checking(threads, check, out, |blobs, first, slots| {
+    let blobs = share_checking(threads, check, out, |blobs, first, slots| {
         hash_unit(&unit, blobs, first, slots)
-    })
+    })?;
+    unit.hash_deferred(&blobs, out);
+    Ok(())
 }
 
 /// What every work unit of a batch shares.
@@ -94,6 +101,11 @@ struct UnitParams<'m, 'p> {
     words: ModeWords,
     /// Where blobs of [`PARALLEL_BLOB_MIN`] or more are spread.
     threads: Threads<'p>,
+    /// The indices of such blobs, met while the batch is shared out and
+    /// hashed after it ([`UnitParams::hash_deferred`]), so that every
+    /// thread works on each (inside a chunk, the thread that took it would
+    /// hash it alone while the others run out of chunks).
+    deferred: Mutex<Vec<usize>>,
 }
 
 impl<'m, 'p> UnitParams<'m, 'p> {
@@ -105,6 +117,24 @@ impl<'m, 'p> UnitParams<'m, 'p> {
             mode,
             words,
             threads,
+            deferred: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Whether a blob of `len` bytes waits for [`UnitParams::hash_deferred`].
+    fn defers(&self, len: usize) -> bool {
+        len >= PARALLEL_BLOB_MIN && !matches!(self.threads, Threads::One)
+    }
+
+    /// Hashes the deferred blobs of `source` into their slots of `out`, one
+    /// at a time on all threads.
+    fn hash_deferred<S: BlobSource>(self, source: &S, out: &mut [[u8; 32]]) {
+        let deferred = self
+            .deferred
+            .into_inner()
+            .unwrap_or_else(PoisonError::into_inner);
+        for index in deferred {
+            out[index] = hash_in_subtrees(self.threads, self.mode, source.blob(index));
         }
     }
 }
@@ -184,13 +214,21 @@ fn hash_unit<S: BlobSource>(unit: &UnitParams, source: &S, start: usize, out: &m
         } else {
             prefetch_slots(&out[first..first + width]);
             for (lane, data) in inputs.iter().enumerate() {
-                route(unit, &mut binner, &mut trees, first + lane, data, out);
+                route(
+                    unit,
+                    &mut binner,
+                    &mut trees,
+                    start,
+                    first + lane,
+                    data,
+                    out,
+                );
             }
         }
     }
     for dest in groups * width..out.len() {
         let data = source.blob(start + dest);
-        route(unit, &mut binner, &mut trees, dest, data, out);
+        route(unit, &mut binner, &mut trees, start, dest, data, out);
     }
     binner.finish(out);
     trees.hash(unit, out);
@@ -229,7 +267,8 @@ impl<'a> PendingTrees<'a> {
 }
 
 /// Sends one blob that is not hashed with a whole lane group to the path
-/// that suits its length.
+/// that suits its length; `dest` is its slot in `out`, which starts at
+/// blob `start` of the batch.
 ///
 /// Inlined, so a blob of at most a chunk is a few stores into its bin; as a
 /// call it saved six registers and set up a 2 KiB frame (for the longer
@@ -240,6 +279,7 @@ fn route<'a>(
     unit: &UnitParams,
     binner: &mut Binner<'a>,
     trees: &mut PendingTrees<'a>,
+    start: usize,
     dest: usize,
     data: &'a [u8],
     out: &mut [[u8; 32]],
@@ -253,37 +293,39 @@ fn route<'a>(
         };
         binner.push(job, out);
     } else {
-        route_long(unit, trees, dest, data, out);
+        route_long(unit, trees, start, dest, data, out);
     }
 }
 
-/// [`route`] for a blob longer than a chunk: the lane tree, or `blake3`.
+/// [`route`] for a blob longer than a chunk: the lane tree, `blake3`, or
+/// the list of blobs hashed on all threads after the batch.
 #[inline(never)]
 fn route_long<'a>(
     unit: &UnitParams,
     trees: &mut PendingTrees<'a>,
+    start: usize,
     dest: usize,
     data: &'a [u8],
     out: &mut [[u8; 32]],
 ) {
     if unit.kernel.uses_lane_tree(data.len()) {
         trees.push(unit, TreeBlob { data, dest }, out);
+    } else if unit.defers(data.len()) {
+        let mut deferred = unit.deferred.lock().unwrap_or_else(PoisonError::into_inner);
+        deferred.push(start + dest);
     } else {
-        out[dest] = hash_alone(unit, data);
+        out[dest] = unit.mode.hash_with_blake3(data);
     }
 }
 
-/// Hashes a blob too long for the lane tree with `blake3`, a blob of
-/// [`PARALLEL_BLOB_MIN`] or more over the engine's threads. In a pool that
-/// is `install`, since the calling thread takes chunks too and, outside the
-/// pool, would otherwise spread the blob over rayon's global pool.
-fn hash_alone(unit: &UnitParams, data: &[u8]) -> [u8; 32] {
-    let mode = unit.mode;
-    match unit.threads {
-        _ if data.len() < PARALLEL_BLOB_MIN => mode.hash_with_blake3(data, false),
-        Threads::One => mode.hash_with_blake3(data, false),
-        Threads::Pool(pool) => pool.install(|| mode.hash_with_blake3(data, true)),
-        Threads::Global => mode.hash_with_blake3(data, true),
+/// Hashes a one-blob batch: a blob of [`PARALLEL_BLOB_MIN`] or more on all
+/// of `threads`, any other with one `blake3` call.
+fn hash_alone(threads: Threads, mode: Mode, data: &[u8]) -> [u8; 32] {
+    match threads {
+        Threads::Pool(_) | Threads::Global if data.len() >= PARALLEL_BLOB_MIN => {
+            hash_in_subtrees(threads, mode, data)
+        }
+        _ => mode.hash_with_blake3(data),
     }
 }
 

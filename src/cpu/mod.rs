@@ -20,6 +20,7 @@ mod regular_trees;
 mod share;
 #[cfg(target_arch = "x86_64")]
 mod sse41;
+mod subtrees;
 mod tree;
 
 use std::fmt;

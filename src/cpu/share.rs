@@ -87,8 +87,8 @@ where
 
 /// Checks the packed offsets of `check`, then hashes their blobs into `out`
 /// with `hash(blobs, first, slots)` as [`share`] does, on the calling thread
-/// and the helpers of `threads`; or returns the check's error, with nothing
-/// written.
+/// and the helpers of `threads`, and returns the checked blobs; or returns
+/// the check's error, with nothing written.
 ///
 /// The helpers are spawned before the check, not after, so their wake-up
 /// overlaps it, and a helper already awake takes pieces of it. Checked on
@@ -100,7 +100,7 @@ pub(crate) fn share_checking<'a, O, F>(
     check: &SharedCheck<'a, O>,
     out: &mut [[u8; 32]],
     hash: F,
-) -> Result<(), Error>
+) -> Result<Packed<'a, O>, Error>
 where
     O: Offset,
     F: Fn(&Packed<'a, O>, usize, &mut [[u8; 32]]) + Sync,
@@ -116,21 +116,35 @@ where
         while let Some((first, slots)) = take_chunk(&rest, count, &blobs, workers) {
             hash(&blobs, first, slots);
         }
-        Ok(())
+        Ok(blobs)
     };
     if workers == 1 {
         return work();
     }
-    let mut verdict = Ok(());
-    work_beside(threads, workers - 1, &|| drop(work()), || verdict = work());
-    verdict
+    let mut verdict = None;
+    work_beside(threads, workers - 1, &|| drop(work()), || {
+        verdict = Some(work())
+    });
+    verdict.expect("the calling thread ran its share")
 }
 
 /// The threads that take chunks: the caller and the pool's helpers.
+///
+/// The engine's own pool holds one thread fewer than the engine has, as the
+/// caller, which is not one of its workers, makes up the last (a caller
+/// inside the pool counts once). With as many workers as threads, the one
+/// left over was woken each batch anyway, since rayon wakes a sleeping
+/// worker whenever one finds work, and on two CPUs it took one from the
+/// two that hash: 0.5 to 2 % of batches took over 1.5 times the median,
+/// the helper queued behind the caller on one CPU for 1 to 4 ms. rayon's
+/// global pool is shared with the rest of the program and sized to the
+/// CPUs, so there the caller takes one worker's place.
 fn workers(threads: Threads) -> usize {
     match threads {
         Threads::One => 1,
-        Threads::Pool(pool) => pool.current_num_threads(),
+        Threads::Pool(pool) => {
+            pool.current_num_threads() + usize::from(pool.current_thread_index().is_none())
+        }
         Threads::Global => rayon::current_num_threads(),
     }
 }
