@@ -52,7 +52,8 @@ pub(crate) fn hash_source<S: BlobSource>(
     debug_assert_eq!(source.count(), out.len());
     match out {
         [] => return,
-        // One blob: nothing to put side by side, so the plain call is cheapest.
+        // One blob: nothing to put side by side, so the plain call is
+        // cheapest, unless it is large enough to spread over threads.
         [only] => {
             *only = hash_alone(threads, mode, source.blob(0));
             return;
