@@ -88,7 +88,9 @@ impl EngineBuilder {
     }
 
     /// Exactly this many threads hash a batch (default: rayon's global pool,
-    /// one thread per core). `1` keeps all work on the calling thread.
+    /// one thread per core). `1` keeps all work on the calling thread; from
+    /// `2` on, the calling thread is one of them and the engine starts a
+    /// pool of the other `threads - 1`.
     pub fn threads(mut self, threads: usize) -> Self {
         self.threads = Some(threads);
         self
