@@ -265,8 +265,9 @@ impl<'a> Binner<'a> {
                 .hash(widest, first, &bin.dests[0], widest, dests);
         } else {
             let [first_dests, second_dests] = &bin.dests;
+            let lane_dests = [first_dests, second_dests];
             self.hasher
-                .hash_pair([first, second], [first_dests, second_dests], dests);
+                .hash_pair([first, second], [blocks, blocks], lane_dests, dests);
         }
     }
 
@@ -288,7 +289,8 @@ impl<'a> Binner<'a> {
                     let (first, second) = (&self.bins[other], &self.bins[blocks]);
                     let groups = [&first.groups[0], &second.groups[0]];
                     let lane_dests = [&first.dests[0], &second.dests[0]];
-                    self.hasher.hash_pair(groups, lane_dests, dests);
+                    self.hasher
+                        .hash_pair(groups, [other, blocks], lane_dests, dests);
                 }
                 None => unpaired = Some(blocks),
             }
@@ -344,22 +346,24 @@ impl GroupHasher {
         kernel.hash_single_blocks(params, inputs, last_flags, &mut self.tails, dests);
     }
 
-    /// Hashes two full groups of the widest width, writing lane `l` of
-    /// group `g` to `dests[lane_dests[g][l]]`.
+    /// Hashes two full groups of the widest width, the lanes of group `g`
+    /// all of `blocks[g]` blocks (two bins), writing lane `l` of group `g`
+    /// to `dests[lane_dests[g][l]]`.
     #[inline]
     fn hash_pair(
         &mut self,
         groups: [&LaneGroup; 2],
+        blocks: [usize; 2],
         lane_dests: [&[usize; MAX_LANES]; 2],
         dests: &mut [[u8; 32]],
     ) {
         let (kernel, params, tails) = (self.kernel, &self.params, &mut self.tails);
         let width = kernel.widths()[0];
         if let Some(slots) = consecutive_slots(&lane_dests, width, dests) {
-            kernel.hash_group_pair(params, groups, tails, slots);
+            kernel.hash_binned_pair(params, groups, blocks, tails, slots);
             return;
         }
-        kernel.hash_group_pair(params, groups, tails, &mut self.outputs);
+        kernel.hash_binned_pair(params, groups, blocks, tails, &mut self.outputs);
         scatter(&lane_dests, width, &self.outputs, dests);
     }
 

@@ -341,6 +341,15 @@ impl<'g, 'a> AlignedPair<'g, 'a> {
         ];
         Some(AlignedPair { groups, blocks })
     }
+
+    /// The pair of two groups whose first `width` lanes the caller knows
+    /// to have `blocks[g]` blocks each (the binner's bins, one block count
+    /// apiece), without the check [`AlignedPair::new`] makes.
+    #[inline]
+    pub(crate) fn known(groups: [&'g LaneGroup<'a>; 2], blocks: [usize; 2], width: usize) -> Self {
+        debug_assert!((0..2).all(|g| aligned_blocks(groups[g], width) == Some(blocks[g])));
+        AlignedPair { groups, blocks }
+    }
 }
 
 impl Work for AlignedPair<'_, '_> {
