@@ -122,11 +122,6 @@ impl<'m, 'p> UnitParams<'m, 'p> {
         }
     }
 
-    /// Whether a blob of `len` bytes waits for [`UnitParams::hash_deferred`].
-    fn defers(&self, len: usize) -> bool {
-        len >= PARALLEL_BLOB_MIN && !matches!(self.threads, Threads::One)
-    }
-
     /// Hashes the deferred blobs of `source` into their slots of `out`, one
     /// at a time on all threads.
     fn hash_deferred<S: BlobSource>(self, source: &S, out: &mut [[u8; 32]]) {
@@ -311,7 +306,7 @@ fn route_long<'a>(
 ) {
     if unit.kernel.uses_lane_tree(data.len()) {
         trees.push(unit, TreeBlob { data, dest }, out);
-    } else if unit.defers(data.len()) {
+    } else if spreads(unit.threads, data.len()) {
         let mut deferred = unit.deferred.lock().unwrap_or_else(PoisonError::into_inner);
         deferred.push(start + dest);
     } else {
@@ -319,15 +314,20 @@ fn route_long<'a>(
     }
 }
 
-/// Hashes a one-blob batch: a blob of [`PARALLEL_BLOB_MIN`] or more on all
-/// of `threads`, any other with one `blake3` call.
+/// Hashes a one-blob batch: on all of `threads` if [`spreads`], else with
+/// one `blake3` call.
 fn hash_alone(threads: Threads, mode: Mode, data: &[u8]) -> [u8; 32] {
-    match threads {
-        Threads::Pool(_) | Threads::Global if data.len() >= PARALLEL_BLOB_MIN => {
-            hash_in_subtrees(threads, mode, data)
-        }
-        _ => mode.hash_with_blake3(data),
+    if spreads(threads, data.len()) {
+        hash_in_subtrees(threads, mode, data)
+    } else {
+        mode.hash_with_blake3(data)
     }
+}
+
+/// Whether a blob of `len` bytes is hashed on all of `threads`
+/// ([`hash_in_subtrees`]): from [`PARALLEL_BLOB_MIN`], on more than one.
+fn spreads(threads: Threads, len: usize) -> bool {
+    len >= PARALLEL_BLOB_MIN && !matches!(threads, Threads::One)
 }
 
 /// Looks up blobs `first..first + inputs.len()` and starts loading them.

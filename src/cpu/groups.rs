@@ -12,7 +12,9 @@
 //! block); the last partial group takes the narrowest lane width that holds
 //! it.
 
-use super::kernel::{BackToBack, BlockInputs, GroupParams, LaneGroup, TailBlocks, MAX_LANES};
+use super::kernel::{
+    AlignedPair, BackToBack, BlockInputs, GroupParams, LaneGroup, TailBlocks, MAX_LANES,
+};
 use super::prefetch::prefetch;
 use super::Kernel;
 use crate::consts::{blocks_in_chunk, BLOCKS_PER_CHUNK, BLOCK_LEN};
@@ -359,11 +361,12 @@ impl GroupHasher {
     ) {
         let (kernel, params, tails) = (self.kernel, &self.params, &mut self.tails);
         let width = kernel.widths()[0];
+        let pair = AlignedPair::known(groups, blocks, width);
         if let Some(slots) = consecutive_slots(&lane_dests, width, dests) {
-            kernel.hash_binned_pair(params, groups, blocks, tails, slots);
+            kernel.hash_aligned_pair(params, pair, tails, slots);
             return;
         }
-        kernel.hash_binned_pair(params, groups, blocks, tails, &mut self.outputs);
+        kernel.hash_aligned_pair(params, pair, tails, &mut self.outputs);
         scatter(&lane_dests, width, &self.outputs, dests);
     }
 

@@ -332,8 +332,9 @@ pub(crate) struct AlignedPair<'g, 'a> {
 
 impl<'g, 'a> AlignedPair<'g, 'a> {
     /// The pair, if the first `width` lanes of each group share a block
-    /// count (as a full bin's do); `None` otherwise.
-    #[inline]
+    /// count (as a full bin's do); `None` otherwise (only the tests pair
+    /// groups they have not binned).
+    #[cfg(test)]
     pub(crate) fn new(groups: [&'g LaneGroup<'a>; 2], width: usize) -> Option<Self> {
         let blocks = [
             aligned_blocks(groups[0], width)?,
@@ -349,6 +350,11 @@ impl<'g, 'a> AlignedPair<'g, 'a> {
     pub(crate) fn known(groups: [&'g LaneGroup<'a>; 2], blocks: [usize; 2], width: usize) -> Self {
         debug_assert!((0..2).all(|g| aligned_blocks(groups[g], width) == Some(blocks[g])));
         AlignedPair { groups, blocks }
+    }
+
+    /// The two groups.
+    pub(crate) fn groups(self) -> [&'g LaneGroup<'a>; 2] {
+        self.groups
     }
 }
 

@@ -258,10 +258,10 @@ impl Kernel {
     /// Hashes two full groups of the widest width into `out[..width]` and
     /// `out[width..2 * width]`: side by side where [`Kernel::pairs_groups`]
     /// and each group's lanes share a block count, else one after the other.
-    ///
-    /// Only the instance that pairs gets a pair instance: in the others it
-    /// would be two copies of the whole one-group kernel in one function,
-    /// which only lengthens the build.
+    /// The binner, whose bins know their block counts, calls
+    /// [`Kernel::hash_aligned_pair`] instead; this one, which checks, is
+    /// kept for the tests of pairs that are not aligned.
+    #[cfg(test)]
     pub(crate) fn hash_group_pair(
         self,
         params: &GroupParams,
@@ -269,31 +269,28 @@ impl Kernel {
         tails: &mut TailBlocks,
         out: &mut [[u8; 32]],
     ) {
-        let width = self.widths()[0];
-        match (self.backend, AlignedPair::new(groups, width)) {
-            // SAFETY: a `Kernel` exists only for a supported backend.
-            #[cfg(target_arch = "x86_64")]
-            (CpuBackend::Avx512, Some(pair)) if avx512::PAIRS => unsafe {
-                avx512::hash(params, pair, tails, out)
-            },
-            _ => {
-                let (first, second) = out[..2 * width].split_at_mut(width);
-                self.hash(width, params, groups[0], tails, first);
-                self.hash(width, params, groups[1], tails, second);
-            }
+        match AlignedPair::new(groups, self.widths()[0]) {
+            Some(pair) => self.hash_aligned_pair(params, pair, tails, out),
+            None => self.hash_groups_apart(params, groups, tails, out),
         }
     }
 
-    /// [`Kernel::hash_group_pair`] for two groups whose lanes the caller
-    /// knows to have `blocks[g]` blocks each (full bins), without the
-    /// check of every lane's block count. Side by side (AVX-512, one
-    /// thread, three rounds): lengths in 1..=64 +4 to +6 %, 1..=1024 -1
-    /// to +3 %, 1025..=16384 -3 to +6 %, 1 KiB level.
-    pub(crate) fn hash_binned_pair(
+    /// Hashes an aligned pair of full groups of the widest width into
+    /// `out[..width]` and `out[width..2 * width]`: side by side where
+    /// [`Kernel::pairs_groups`], else one after the other.
+    ///
+    /// Only the instance that pairs gets a pair instance: in the others it
+    /// would be two copies of the whole one-group kernel in one function,
+    /// which only lengthens the build. The caller builds the pair from
+    /// block counts it knows ([`AlignedPair::known`]): checking every
+    /// lane's count again, as the binner's pairs once were, cost (side by
+    /// side, AVX-512, one thread, three rounds) lengths in 1..=64 4 to 6 %,
+    /// 1..=1024 -1 to +3 %, 1025..=16384 -3 to +6 %.
+    #[inline]
+    pub(crate) fn hash_aligned_pair(
         self,
         params: &GroupParams,
-        groups: [&LaneGroup; 2],
-        blocks: [usize; 2],
+        pair: AlignedPair,
         tails: &mut TailBlocks,
         out: &mut [[u8; 32]],
     ) {
@@ -301,11 +298,24 @@ impl Kernel {
             // SAFETY: a `Kernel` exists only for a supported backend.
             #[cfg(target_arch = "x86_64")]
             CpuBackend::Avx512 if avx512::PAIRS => unsafe {
-                let pair = AlignedPair::known(groups, blocks, self.widths()[0]);
                 avx512::hash(params, pair, tails, out)
             },
-            _ => self.hash_group_pair(params, groups, tails, out),
+            _ => self.hash_groups_apart(params, pair.groups(), tails, out),
         }
+    }
+
+    /// Hashes two full groups of the widest width one after the other.
+    fn hash_groups_apart(
+        self,
+        params: &GroupParams,
+        groups: [&LaneGroup; 2],
+        tails: &mut TailBlocks,
+        out: &mut [[u8; 32]],
+    ) {
+        let width = self.widths()[0];
+        let (first, second) = out[..2 * width].split_at_mut(width);
+        self.hash(width, params, groups[0], tails, first);
+        self.hash(width, params, groups[1], tails, second);
     }
 
     /// Hashes `inputs` (a whole number of the widest groups, each input at

@@ -32,19 +32,18 @@ pub(crate) fn hash_in_subtrees(threads: Threads, mode: Mode, data: &[u8]) -> [u8
         Mode::DeriveKey(context) => hazmat::hash_derive_key_context(context),
         Mode::Hash | Mode::KeyedHash(_) => [0; 32],
     };
-    let merge_mode = match mode {
-        Mode::Hash => hazmat::Mode::Hash,
-        Mode::KeyedHash(key) => hazmat::Mode::KeyedHash(key),
-        Mode::DeriveKey(_) => hazmat::Mode::DeriveKeyMaterial(&context_key),
+    let (merge_mode, fresh) = match mode {
+        Mode::Hash => (hazmat::Mode::Hash, blake3::Hasher::new()),
+        Mode::KeyedHash(key) => (hazmat::Mode::KeyedHash(key), blake3::Hasher::new_keyed(key)),
+        Mode::DeriveKey(_) => (
+            hazmat::Mode::DeriveKeyMaterial(&context_key),
+            blake3::Hasher::new_from_context_key(&context_key),
+        ),
     };
     let mut chaining_values = vec![[0u8; 32]; count];
     share(threads, &subtrees, &mut chaining_values, |first, slots| {
         for (index, slot) in (first..).zip(slots) {
-            let mut hasher = match mode {
-                Mode::Hash => blake3::Hasher::new(),
-                Mode::KeyedHash(key) => blake3::Hasher::new_keyed(key),
-                Mode::DeriveKey(_) => blake3::Hasher::new_from_context_key(&context_key),
-            };
+            let mut hasher = fresh.clone();
             hasher.set_input_offset((index * SUBTREE_LEN) as u64);
             hasher.update(subtrees.blob(index));
             *slot = hasher.finalize_non_root();
@@ -81,8 +80,6 @@ struct Subtrees<'a> {
 }
 
 impl BlobSource for Subtrees<'_> {
-    const CONTIGUOUS: bool = true;
-
     fn count(&self) -> usize {
         self.data.len().div_ceil(SUBTREE_LEN)
     }
