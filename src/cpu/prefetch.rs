@@ -18,16 +18,31 @@ pub(crate) fn prefetch_unchecked(bytes: &[u8], offset: usize) {
     prefetch_address(bytes.as_ptr().wrapping_add(offset));
 }
 
+/// Hints that the cache line holding `bytes[0]` will be read later than
+/// soon: it is brought into L2 but not L1, so lines hinted well ahead do
+/// not evict the ones being read.
+#[inline(always)]
+pub(crate) fn prefetch_to_l2(bytes: &[u8]) {
+    if !bytes.is_empty() {
+        #[cfg(target_arch = "x86_64")]
+        prefetch_address_to::<{ core::arch::x86_64::_MM_HINT_T1 }>(bytes.as_ptr());
+    }
+}
+
 #[inline(always)]
 fn prefetch_address(address: *const u8) {
     #[cfg(target_arch = "x86_64")]
-    {
-        use core::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        // SAFETY: SSE is part of the x86-64 baseline, and a prefetch is a
-        // hint that never faults or reads into the program, whatever the
-        // address.
-        unsafe { _mm_prefetch::<_MM_HINT_T0>(address.cast()) };
-    }
+    prefetch_address_to::<{ core::arch::x86_64::_MM_HINT_T0 }>(address);
     #[cfg(not(target_arch = "x86_64"))]
     let _ = address;
+}
+
+/// `_mm_prefetch` with the cache level `HINT` (`_MM_HINT_T0`: every level;
+/// `_MM_HINT_T1`: L2 and beyond).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn prefetch_address_to<const HINT: i32>(address: *const u8) {
+    // SAFETY: SSE is part of the x86-64 baseline, and a prefetch is a hint
+    // that never faults or reads into the program, whatever the address.
+    unsafe { core::arch::x86_64::_mm_prefetch::<HINT>(address.cast()) };
 }
