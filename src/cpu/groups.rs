@@ -54,6 +54,12 @@ pub(crate) const PREFETCH_BLOCKS: usize = 2;
 /// (level); the harness: AVX2 256 B +8 to 12 %, AVX-512 512 B +3 to 5 %,
 /// 1 KiB in cache and 256 B on two threads level. On Intel (AVX2), 4
 /// against 2 for every hint, the kernel's included, had cost 256 B 1 %.
+/// With the L2 hints of these runs in place (`EQUAL_LENGTH_L2_STEPS_AHEAD`
+/// in the kernel), 4 against 2 reads level on AVX-512 (harness, three
+/// rounds: 256 B 5.77/5.52/5.62 and 5.81/5.47/5.08, 1 KiB
+/// 4.92/4.91/4.50 and 4.94/4.87/4.94) but still +3 to 5 % on AVX2 at
+/// 256 B (4.13/4.10 against 3.93/3.99), where a step is 8 blobs and the
+/// L2 hints run only 4 KiB ahead.
 pub(crate) const EQUAL_LENGTH_PREFETCH_BLOCKS: usize = 4;
 
 /// Lanes waiting for a group, all of one block count: one group, or two

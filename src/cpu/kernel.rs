@@ -862,23 +862,22 @@ fn hash_equal_chunks<V: Lanes>(
         ..LaneGroup::default()
     };
     let mut groups = [group, group];
-    let steps = data[..count * len].chunks(step * len);
-    for (index, (bytes, slots)) in steps.zip(out.chunks_mut(step)).enumerate() {
+    let run = &data[..count * len];
+    let step_bytes = step * len;
+    for (index, (bytes, slots)) in run.chunks(step_bytes).zip(out.chunks_mut(step)).enumerate() {
         for (group, bytes) in groups.iter_mut().zip(bytes.chunks_exact(V::WIDTH * len)) {
             for (input, blob) in group.inputs.iter_mut().zip(bytes.chunks_exact(len)) {
                 *input = blob;
             }
         }
-        let next = data[..count * len]
-            .get((index + 1) * step * len..)
-            .unwrap_or(&[]);
+        let next = run.get((index + 1) * step_bytes..).unwrap_or(&[]);
         for blob in next.chunks_exact(len).take(step) {
             prefetch_input_blocks(blob, EQUAL_LENGTH_PREFETCH_BLOCKS);
         }
-        let far = data[..count * len]
-            .get((index + EQUAL_LENGTH_L2_STEPS_AHEAD) * step * len..)
+        let far = run
+            .get((index + EQUAL_LENGTH_L2_STEPS_AHEAD) * step_bytes..)
             .unwrap_or(&[]);
-        for line in far.chunks(BLOCK_LEN).take(step * len / BLOCK_LEN) {
+        for line in far.chunks(BLOCK_LEN).take(step_bytes / BLOCK_LEN) {
             prefetch_to_l2(line);
         }
         if V::PAIRS && slots.len() == 2 * V::WIDTH {
