@@ -52,8 +52,9 @@ pub(crate) const PREFETCH_BLOCKS: usize = 2;
 /// against 2 (criterion, 64 Ki blobs, two interleaved rounds, GB/s):
 /// AVX-512 256 B 3.85/3.98 → 4.73/5.24, 1 KiB 4.55/4.76 → 4.43/4.86
 /// (level); the harness: AVX2 256 B +8 to 12 %, AVX-512 512 B +3 to 5 %,
-/// 1 KiB in cache and 256 B on two threads level. On Intel (AVX2), 4
-/// against 2 for every hint, the kernel's included, had cost 256 B 1 %.
+/// 1 KiB in cache and 256 B on two threads level. On the AVX2-only Zen 3
+/// host (e36a4a4), 4 against 2 for every hint, the kernel's included, had
+/// cost 256 B 1 %.
 /// With the L2 hints of these runs in place (`EQUAL_LENGTH_L2_STEPS_AHEAD`
 /// in the kernel), 4 against 2 reads level on AVX-512 (harness, three
 /// rounds: 256 B 5.77/5.52/5.62 and 5.81/5.47/5.08, 1 KiB
