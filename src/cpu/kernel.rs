@@ -761,16 +761,21 @@ fn hash_single_blocks<'a, V: Lanes, I: BlockInputs<'a>>(
     ];
     let groups = count / V::WIDTH;
     let step = if V::PAIRS { 2 } else { 1 };
-    // Two buffers of message words, taken in turn: the step's own, and the
-    // next step's, loaded while this one compresses. Moving the next
+    // Two buffers of message words, taken in turn: the step's own and the
+    // next step's, loaded while this one compresses; once a step has
+    // compressed, its buffer takes the step after next. Moving the next
     // step's words into one buffer instead copied 2 KiB of spilled vectors
     // through the stack every step (AVX-512; its stores held a tenth of
-    // the samples on 64-byte blobs). Side by side on Zen 4, one thread:
-    // 64 B in 4 MiB batches 5.83/5.98/5.94 → 6.00/6.00/6.03 GB/s, 32 B
-    // +1 to 2 %, from memory and on two threads level.
+    // the samples on 64-byte blobs). Both are loaded before the first
+    // step, so neither is zero-filled first: that was a 2 KiB `memset` per
+    // call, 2 % of the time on 64-byte slices, whose runs are short.
     let mut buffers = [
         load_single_block_pair::<V, I>(inputs, 0, groups, len, tails),
-        [[zero; 16]; 2],
+        if step < groups {
+            load_single_block_pair::<V, I>(inputs, step, groups, len, tails)
+        } else {
+            [[zero; 16]; 2]
+        },
     ];
     // Inputs this far ahead of the step's (none for empty inputs).
     let inputs_ahead = SINGLE_BLOCK_PREFETCH_BYTES.checked_div(len);
@@ -778,18 +783,7 @@ fn hash_single_blocks<'a, V: Lanes, I: BlockInputs<'a>>(
         if let Some(ahead) = inputs_ahead {
             inputs.prefetch(index * step * V::WIDTH + ahead, step * V::WIDTH);
         }
-        let [even, odd] = &mut buffers;
-        let (messages, upcoming) = if index % 2 == 0 {
-            (&*even, odd)
-        } else {
-            (&*odd, even)
-        };
-        // The step's words are already loaded (in registers or spilled),
-        // so staging the next tails over theirs is safe.
-        let next_first = step * (index + 1);
-        if next_first < groups {
-            *upcoming = load_single_block_pair::<V, I>(inputs, next_first, groups, len, tails);
-        }
+        let messages = &mut buffers[index % 2];
         let key = splat_key::<V>(params);
         let mut cv = [key, key];
         if V::PAIRS && slots.len() == 2 * V::WIDTH {
@@ -808,6 +802,10 @@ fn hash_single_blocks<'a, V: Lanes, I: BlockInputs<'a>>(
                 flags,
             );
             V::store_transposed(&cv[0], slots);
+        }
+        let after_next = step * (index + 2);
+        if after_next < groups {
+            *messages = load_single_block_pair::<V, I>(inputs, after_next, groups, len, tails);
         }
     }
 }
