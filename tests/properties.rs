@@ -393,6 +393,55 @@ fn equal_length_batches_past_one_work_unit() {
     }
 }
 
+/// Slices that open with blobs of one length of at most a block, which a
+/// work unit gathers straight from the slices many lane groups at a time
+/// (128 blobs a kernel call), then change length at every position around
+/// lane groups and those calls: cut from the buffer back to back (the
+/// hardware prefetcher's case) and with a byte between them (hinted one by
+/// one), at odd addresses, and owned apart. The two-thread engines split
+/// the longer batches into units that each open the same way.
+#[test]
+fn slices_opening_with_one_short_length() {
+    let buffer = buffer();
+    for len in [0, 1, 32, 63, 64] {
+        let other = if len == 64 { 63 } else { len + 1 };
+        for change_at in [3, 15, 16, 17, 31, 33, 127, 128, 129, 255, 256, 300, 2100] {
+            for gap in [0, 1] {
+                let mut cuts: Vec<Cut> = Vec::new();
+                let mut start = 1;
+                for index in 0..change_at + 40 {
+                    let blob_len = match index {
+                        _ if index < change_at => len,
+                        _ if index < change_at + 20 => other,
+                        _ => 1 + index % 300,
+                    };
+                    cuts.push((start, blob_len));
+                    start = (start + blob_len + gap) % (BUFFER_LEN - 300);
+                }
+                check_all_layouts(&buffer, &cuts, &ModeChoice::Hash).unwrap();
+                let owned: Vec<Vec<u8>> = cuts
+                    .iter()
+                    .map(|&(start, len)| buffer[start..start + len].to_vec())
+                    .collect();
+                for (name, engine) in all_engines() {
+                    let mismatch = first_mismatch(engine, Mode::Hash, &owned);
+                    assert_eq!(mismatch, None, "owned slices of {len} bytes on {name}");
+                }
+            }
+        }
+        // All of one length: every whole group from the slices, the tail
+        // short of a group through the binner.
+        for count in [31, 33, 129, 5000] {
+            let cuts: Vec<Cut> = (0..count)
+                .map(|index| ((1 + index * len) % (BUFFER_LEN - len), len))
+                .collect();
+            for choice in [ModeChoice::Hash, ModeChoice::Keyed([3; 32])] {
+                check_all_layouts(&buffer, &cuts, &choice).unwrap();
+            }
+        }
+    }
+}
+
 /// Batches of more than 16 Ki packed blobs, whose offsets an engine of
 /// several threads checks in pieces (8 Ki offsets each) on all of them
 /// before it hashes: equal lengths (cut out of the bytes, not looked up),

@@ -206,11 +206,12 @@ impl<'a> Binner<'a> {
     }
 
     /// Hashes `inputs`, a whole number of groups of the widest width of one
-    /// length of at most a block laid back to back, into `dests`, one slot
-    /// each in order, with `last_flags` on every lane.
-    pub(crate) fn hash_back_to_back_single_blocks(
+    /// length of at most a block (laid back to back, or gathered in order
+    /// from slices), into `dests`, one slot each in order, with
+    /// `last_flags` on every lane.
+    pub(crate) fn hash_single_block_inputs<'b>(
         &mut self,
-        inputs: BackToBack,
+        inputs: impl BlockInputs<'b>,
         last_flags: u32,
         dests: &mut [[u8; 32]],
     ) {
@@ -478,7 +479,7 @@ pub(crate) fn hash_back_to_back<'a>(
         count: whole,
     };
     if len <= BLOCK_LEN {
-        binner.hash_back_to_back_single_blocks(inputs, last_flags, &mut out[..whole]);
+        binner.hash_single_block_inputs(inputs, last_flags, &mut out[..whole]);
     } else {
         binner.hash_back_to_back_chunks(inputs, last_flags, &mut out[..whole]);
     }
