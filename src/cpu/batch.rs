@@ -253,8 +253,9 @@ const PREFIX_CHUNK: usize = 8 * MAX_LANES;
 /// 64-byte slices. Side by side on Zen 4 (AVX-512, one thread, 64 Ki
 /// slices, three rounds, GB/s): cut from one buffer, 64 B 4.79/4.71/4.73
 /// → 5.61/5.55/5.59 and 32 B 2.23/2.18/2.16 → 2.51/2.50/2.49; owned apart
-/// (`Vec<Vec<u8>>`), 64 B 4.78/4.63/4.47 → 5.09/4.82/5.06. Sources laid
-/// back to back take [`hash_back_to_back`] instead.
+/// (`Vec<Vec<u8>>`), 64 B 4.78/4.63/4.47 → 5.09/4.82/5.06. Packed blobs
+/// and records skip it: a unit of them all of one length is cut out of its
+/// bytes ([`hash_back_to_back`]), with nothing to look up at all.
 fn hash_single_block_prefix<'s, S: BlobSource>(
     binner: &mut Binner<'s>,
     width: usize,
