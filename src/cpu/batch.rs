@@ -301,8 +301,8 @@ fn hash_single_block_prefix<'s, S: BlobSource>(
 }
 
 /// Fills `inputs` with blobs `first..` of `source` while they have length
-/// `len`, starting to load those that do not follow on from the blob before
-/// them ([`lookup`]); returns how many it filled.
+/// `len`, starting to load them as [`lookup`] does; returns how many it
+/// filled.
 #[inline]
 fn gather_equal<'s, S: BlobSource>(
     source: &'s S,
@@ -316,10 +316,7 @@ fn gather_equal<'s, S: BlobSource>(
         if input.len() != len {
             return filled;
         }
-        if input.as_ptr() != *previous_end {
-            prefetch_input(input);
-        }
-        *previous_end = input.as_ptr_range().end;
+        start_loading::<S>(input, previous_end);
         *slot = input;
     }
     inputs.len()
@@ -446,14 +443,21 @@ fn lookup<'s, S: BlobSource>(
 ) {
     source.blobs_into(first, inputs);
     for input in inputs.iter() {
-        let streamed =
-            input.len() <= BLOCK_LEN && (S::CONTIGUOUS || input.as_ptr() == *previous_end);
-        if !streamed {
-            prefetch_input(input);
-        }
-        if !S::CONTIGUOUS {
-            *previous_end = input.as_ptr_range().end;
-        }
+        start_loading::<S>(input, previous_end);
+    }
+}
+
+/// Starts loading `input`, the blob after the one that ended at
+/// `previous_end`, unless the hardware prefetcher is following it
+/// ([`lookup`] says when); moves `previous_end` to its end.
+#[inline(always)]
+fn start_loading<S: BlobSource>(input: &[u8], previous_end: &mut *const u8) {
+    let streamed = input.len() <= BLOCK_LEN && (S::CONTIGUOUS || input.as_ptr() == *previous_end);
+    if !streamed {
+        prefetch_input(input);
+    }
+    if !S::CONTIGUOUS {
+        *previous_end = input.as_ptr_range().end;
     }
 }
 

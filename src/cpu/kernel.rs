@@ -768,7 +768,8 @@ fn hash_single_blocks<'a, V: Lanes, I: BlockInputs<'a>>(
     // through the stack every step (AVX-512; its stores held a tenth of
     // the samples on 64-byte blobs). Both are loaded before the first
     // step, so neither is zero-filled first: that was a 2 KiB `memset` per
-    // call, 2 % of the time on 64-byte slices, whose runs are short.
+    // call, 2 % of the time on 64-byte slices when their runs were four
+    // groups long.
     let mut buffers = [
         load_single_block_pair::<V, I>(inputs, 0, groups, len, tails),
         if step < groups {
