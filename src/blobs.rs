@@ -33,6 +33,12 @@ pub(crate) trait BlobSource: Sync {
     fn back_to_back(&self, _start: usize, _end: usize) -> Option<(&[u8], usize)> {
         None
     }
+    /// If blobs `start..end` lie back to back (packed offsets, records):
+    /// their bytes, which a work unit hints into L2 ahead of its lookups.
+    #[inline]
+    fn contiguous_bytes(&self, _start: usize, _end: usize) -> Option<&[u8]> {
+        None
+    }
     /// The length of blob `index`; sources that know it without building
     /// the slice (offsets, fixed-size records) say so, which keeps passes
     /// over every length (work units, batch shape) cheap.
@@ -139,6 +145,13 @@ impl<O: Offset> BlobSource for Packed<'_, O> {
     }
 
     #[inline]
+    fn contiguous_bytes(&self, start: usize, end: usize) -> Option<&[u8]> {
+        // Validated in `new`: in bounds and fits in usize.
+        let bytes = self.offsets[start].to_u64() as usize..self.offsets[end].to_u64() as usize;
+        Some(&self.data[bytes])
+    }
+
+    #[inline]
     fn blobs_into<'s>(&'s self, first: usize, blobs: &mut [&'s [u8]]) {
         // Validated in `new`: in bounds and fits in usize.
         let offsets = &self.offsets[first..=first + blobs.len()];
@@ -204,6 +217,11 @@ impl BlobSource for Records<'_> {
     #[inline]
     fn back_to_back(&self, start: usize, end: usize) -> Option<(&[u8], usize)> {
         Some((&self.data[start * self.size..end * self.size], self.size))
+    }
+
+    #[inline]
+    fn contiguous_bytes(&self, start: usize, end: usize) -> Option<&[u8]> {
+        Some(&self.data[start * self.size..end * self.size])
     }
 
     #[inline]
@@ -292,6 +310,12 @@ impl<S: BlobSource> BlobSource for Span<'_, S> {
     fn back_to_back(&self, start: usize, end: usize) -> Option<(&[u8], usize)> {
         self.source
             .back_to_back(self.start + start, self.start + end)
+    }
+
+    #[inline]
+    fn contiguous_bytes(&self, start: usize, end: usize) -> Option<&[u8]> {
+        self.source
+            .contiguous_bytes(self.start + start, self.start + end)
     }
 
     #[inline]

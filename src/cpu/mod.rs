@@ -12,6 +12,7 @@ pub(crate) mod batch;
 mod byte_rotation;
 mod groups;
 mod kernel;
+mod lookahead;
 #[cfg(target_arch = "aarch64")]
 mod neon;
 mod portable;
