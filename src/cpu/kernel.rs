@@ -7,7 +7,7 @@
 //! with its target features.
 
 use super::groups::{prefetch_input_blocks, EQUAL_LENGTH_PREFETCH_BLOCKS, PREFETCH_BLOCKS};
-use super::prefetch::{prefetch_to_l2, prefetch_unchecked};
+use super::prefetch::{prefetch_to_l2, prefetch_to_l2_unchecked, prefetch_unchecked};
 use crate::consts::{blocks_in_chunk, BLOCK_LEN, CHUNK_LEN, IV, MSG_SCHEDULE};
 
 /// The largest lane count of any backend; sizes the fixed scratch arrays.
@@ -362,7 +362,7 @@ impl Work for AlignedPair<'_, '_> {
     #[inline(always)]
     fn hash<V: Lanes>(self, params: &GroupParams, tails: &mut TailBlocks, out: &mut [[u8; 32]]) {
         let (first, second) = out[..2 * V::WIDTH].split_at_mut(V::WIDTH);
-        hash_aligned_pair::<V>(params, self.groups, self.blocks, tails, first, second);
+        hash_aligned_pair::<V>(params, self.groups, self.blocks, tails, first, second, 0);
     }
 }
 
@@ -494,7 +494,7 @@ fn hash_lanes<V: Lanes>(
     out: &mut [[u8; 32]],
 ) {
     match aligned_blocks(group, V::WIDTH) {
-        Some(blocks) => hash_aligned_lanes::<V>(params, group, blocks, tails, out),
+        Some(blocks) => hash_aligned_lanes::<V>(params, group, blocks, tails, out, 0),
         None => hash_ragged_lanes::<V>(params, group, tails, out),
     }
 }
@@ -522,6 +522,10 @@ fn aligned_blocks(group: &LaneGroup, width: usize) -> Option<usize> {
 /// The last block is handled after the loop over the full ones rather than
 /// by a branch inside it: with the branch, 256-byte blobs ran 8 % slower
 /// (AVX-512, one thread, side by side).
+///
+/// `l2_ahead`, where not 0, is how far past each lane's blob the next blobs
+/// of its run are hinted into L2 as its blocks are read
+/// ([`load_full_blocks`]).
 #[inline(always)]
 fn hash_aligned_lanes<V: Lanes>(
     params: &GroupParams,
@@ -529,12 +533,13 @@ fn hash_aligned_lanes<V: Lanes>(
     blocks: usize,
     tails: &mut TailBlocks,
     out: &mut [[u8; 32]],
+    l2_ahead: usize,
 ) {
     let counters = load_counters::<V>(group);
     let mut cv = splat_key::<V>(params);
     let full = full_blocks::<V>(group, blocks - 1);
     for block in 0..blocks - 1 {
-        let m = load_full_blocks::<V>(group, &full, block);
+        let m = load_full_blocks::<V>(group, &full, block, l2_ahead);
         let [counter_low, counter_high, block_len, flags] =
             full_block_row::<V>(params, block, counters);
         compress(&mut cv, &m, counter_low, counter_high, block_len, flags);
@@ -548,7 +553,8 @@ fn hash_aligned_lanes<V: Lanes>(
 /// [`hash_aligned_lanes`] for two groups at once (each of one block count,
 /// `blocks[g]` for group `g`), into `first` and `second`: the blocks both
 /// groups have go through [`Lanes::compress_pair`], and the longer group's
-/// extra blocks through [`compress`] alone.
+/// extra blocks through [`compress`] alone. `l2_ahead` as for
+/// [`hash_aligned_lanes`], on the blocks both groups have.
 #[inline(always)]
 fn hash_aligned_pair<V: Lanes>(
     params: &GroupParams,
@@ -557,6 +563,7 @@ fn hash_aligned_pair<V: Lanes>(
     tails: &mut TailBlocks,
     first: &mut [[u8; 32]],
     second: &mut [[u8; 32]],
+    l2_ahead: usize,
 ) {
     let counters = [load_counters::<V>(groups[0]), load_counters::<V>(groups[1])];
     let key = splat_key::<V>(params);
@@ -567,8 +574,8 @@ fn hash_aligned_pair<V: Lanes>(
     ];
     let both_full = blocks[0].min(blocks[1]) - 1;
     for block in 0..both_full {
-        let m0 = load_full_blocks::<V>(groups[0], &full[0], block);
-        let m1 = load_full_blocks::<V>(groups[1], &full[1], block);
+        let m0 = load_full_blocks::<V>(groups[0], &full[0], block, l2_ahead);
+        let m1 = load_full_blocks::<V>(groups[1], &full[1], block, l2_ahead);
         let row0 = full_block_row::<V>(params, block, counters[0]);
         let row1 = full_block_row::<V>(params, block, counters[1]);
         V::compress_pair(&mut cv, &[m0, m1], &[row0, row1]);
@@ -582,7 +589,7 @@ fn hash_aligned_pair<V: Lanes>(
     } else {
         for (g, cv) in cv.iter_mut().enumerate() {
             for block in both_full..blocks[g] - 1 {
-                let m = load_full_blocks::<V>(groups[g], &full[g], block);
+                let m = load_full_blocks::<V>(groups[g], &full[g], block, 0);
                 let [counter_low, counter_high, block_len, flags] =
                     full_block_row::<V>(params, block, counters[g]);
                 compress(cv, &m, counter_low, counter_high, block_len, flags);
@@ -676,7 +683,7 @@ fn hash_ragged_lanes<V: Lanes>(
     // Blocks before any lane's last: full blocks everywhere, same flags.
     let full = full_blocks::<V>(group, first_last);
     for block in 0..first_last {
-        let m = load_full_blocks::<V>(group, &full, block);
+        let m = load_full_blocks::<V>(group, &full, block, 0);
         let [counter_low, counter_high, block_len, flags] =
             full_block_row::<V>(params, block, (counter_low, counter_high));
         compress(&mut cv, &m, counter_low, counter_high, block_len, flags);
@@ -835,6 +842,25 @@ fn hash_single_blocks<'a, V: Lanes, I: BlockInputs<'a>>(
 /// from memory.
 const EQUAL_LENGTH_L2_STEPS_AHEAD: usize = 2;
 
+/// The most blocks a blob of an equal-length run may have for its step's
+/// L2 hints ([`EQUAL_LENGTH_L2_STEPS_AHEAD`]) to go out in one burst before
+/// the step compresses; longer blobs have each lane hint its own blob that
+/// far ahead a line per block instead, among the loads of its blocks
+/// ([`load_full_blocks`]).
+///
+/// A burst of 512 hints (a step of 1 KiB blobs) fills the core's miss
+/// buffers while the lines come from memory, and the compressions queued
+/// behind it wait: a fifth of the kernel's samples sat on the hint loop.
+/// Spread out, on an AMD EPYC (Zen 4), from memory, one thread, AVX-512,
+/// side by side (harness, medians, GB/s): 1 KiB in 64 MiB batches
+/// 4.19/4.82/5.00 → 5.65/5.65/5.63, 512 B 4.29/4.14 → 5.41/5.47, 300 B
+/// 4.72/3.93/4.83 → 5.14/5.13/4.78; in cache (1 KiB in 4 MiB) 6.35/6.29 →
+/// 6.55/6.55, the burst's cost there gone; AVX2 1 KiB 4.09/4.03 →
+/// 4.28/4.43; two threads 1 KiB 10.00 → 11.04. Blobs of four blocks or
+/// fewer keep the burst: spread, 256 B read 4.1–4.9 against 5.0–5.3
+/// (five rounds) and 192 B 5.13/5.18 against 5.40/5.50.
+const BURST_L2_MAX_BLOCKS: usize = 4;
+
 /// Hashes `inputs` (whole groups, all of one length in `BLOCK_LEN + 1..=
 /// CHUNK_LEN`, counter 0) into `out`, one slot per input in order, with
 /// `last_flags` on every lane: two groups at a time where `V` pairs groups,
@@ -863,6 +889,8 @@ fn hash_equal_chunks<V: Lanes>(
     let mut groups = [group, group];
     let run = &data[..count * len];
     let step_bytes = step * len;
+    let l2_ahead = EQUAL_LENGTH_L2_STEPS_AHEAD * step_bytes;
+    let spread = blocks > BURST_L2_MAX_BLOCKS;
     for (index, (bytes, slots)) in run.chunks(step_bytes).zip(out.chunks_mut(step)).enumerate() {
         for (group, bytes) in groups.iter_mut().zip(bytes.chunks_exact(V::WIDTH * len)) {
             for (input, blob) in group.inputs.iter_mut().zip(bytes.chunks_exact(len)) {
@@ -873,18 +901,28 @@ fn hash_equal_chunks<V: Lanes>(
         for blob in next.chunks_exact(len).take(step) {
             prefetch_input_blocks(blob, EQUAL_LENGTH_PREFETCH_BLOCKS);
         }
-        let far = run
-            .get((index + EQUAL_LENGTH_L2_STEPS_AHEAD) * step_bytes..)
-            .unwrap_or(&[]);
-        for line in far.chunks(BLOCK_LEN).take(step_bytes / BLOCK_LEN) {
-            prefetch_to_l2(line);
+        if !spread {
+            let far = run.get(l2_ahead + index * step_bytes..).unwrap_or(&[]);
+            for line in far.chunks(BLOCK_LEN).take(step_bytes / BLOCK_LEN) {
+                prefetch_to_l2(line);
+            }
         }
+        // Each lane hints its own blob `l2_ahead` bytes on, a line a block.
+        let lane_ahead = if spread { l2_ahead } else { 0 };
         if V::PAIRS && slots.len() == 2 * V::WIDTH {
             let (first, second) = slots.split_at_mut(V::WIDTH);
             let pair = [&groups[0], &groups[1]];
-            hash_aligned_pair::<V>(params, pair, [blocks, blocks], tails, first, second);
+            hash_aligned_pair::<V>(
+                params,
+                pair,
+                [blocks, blocks],
+                tails,
+                first,
+                second,
+                lane_ahead,
+            );
         } else {
-            hash_aligned_lanes::<V>(params, &groups[0], blocks, tails, slots);
+            hash_aligned_lanes::<V>(params, &groups[0], blocks, tails, slots, lane_ahead);
         }
     }
 }
@@ -977,12 +1015,15 @@ fn full_blocks<'a, V: Lanes>(
 
 /// The message words of block `block` of every lane, a full block and not
 /// any lane's last, read in place from `blocks` (from [`full_blocks`]);
-/// starts loading the inputs further ahead.
+/// starts loading the inputs further ahead, and, unless `l2_ahead` is 0,
+/// hints into L2 the same block of the blob `l2_ahead` bytes past each
+/// lane's ([`BURST_L2_MAX_BLOCKS`]; only for blobs laid back to back).
 #[inline(always)]
 fn load_full_blocks<V: Lanes>(
     group: &LaneGroup,
     blocks: &[&[[u8; BLOCK_LEN]]; MAX_LANES],
     block: usize,
+    l2_ahead: usize,
 ) -> [V; 16] {
     let width = V::WIDTH;
     let mut refs = [&ZERO_BLOCK; MAX_LANES];
@@ -998,6 +1039,19 @@ fn load_full_blocks<V: Lanes>(
         let ahead = (block + PREFETCH_BLOCKS) * BLOCK_LEN;
         for input in &group.inputs[..width] {
             prefetch_unchecked(input, ahead);
+        }
+    }
+    if l2_ahead != 0 {
+        // The same line of the blob `l2_ahead` bytes on; at the last full
+        // block, the lines of that blob's last block too.
+        for input in &group.inputs[..width] {
+            prefetch_to_l2_unchecked(input, l2_ahead + block * BLOCK_LEN);
+        }
+        if block + 1 == blocks[0].len() {
+            for input in &group.inputs[..width] {
+                prefetch_to_l2_unchecked(input, l2_ahead + (block + 1) * BLOCK_LEN);
+                prefetch_to_l2_unchecked(input, l2_ahead + input.len() - 1);
+            }
         }
     }
     m

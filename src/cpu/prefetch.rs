@@ -29,6 +29,18 @@ pub(crate) fn prefetch_to_l2(bytes: &[u8]) {
     }
 }
 
+/// [`prefetch_to_l2`] of the line holding `bytes[offset]`, without checking
+/// that `offset` is inside `bytes` ([`prefetch_unchecked`] says why): used
+/// for lines of blobs laid back to back some way past `bytes`.
+#[inline(always)]
+pub(crate) fn prefetch_to_l2_unchecked(bytes: &[u8], offset: usize) {
+    let address = bytes.as_ptr().wrapping_add(offset);
+    #[cfg(target_arch = "x86_64")]
+    prefetch_address_to::<{ core::arch::x86_64::_MM_HINT_T1 }>(address);
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = address;
+}
+
 #[inline(always)]
 fn prefetch_address(address: *const u8) {
     #[cfg(target_arch = "x86_64")]
