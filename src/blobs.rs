@@ -139,9 +139,7 @@ impl<O: Offset> BlobSource for Packed<'_, O> {
     #[inline]
     fn back_to_back(&self, start: usize, end: usize) -> Option<(&[u8], usize)> {
         let len = self.equal_len?;
-        // Validated in `new`: in bounds and fits in usize.
-        let bytes = self.offsets[start].to_u64() as usize..self.offsets[end].to_u64() as usize;
-        Some((&self.data[bytes], len))
+        Some((self.contiguous_bytes(start, end)?, len))
     }
 
     #[inline]
@@ -216,7 +214,7 @@ impl BlobSource for Records<'_> {
 
     #[inline]
     fn back_to_back(&self, start: usize, end: usize) -> Option<(&[u8], usize)> {
-        Some((&self.data[start * self.size..end * self.size], self.size))
+        Some((self.contiguous_bytes(start, end)?, self.size))
     }
 
     #[inline]

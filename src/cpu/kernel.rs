@@ -7,7 +7,7 @@
 //! with its target features.
 
 use super::groups::{prefetch_input_blocks, EQUAL_LENGTH_PREFETCH_BLOCKS, PREFETCH_BLOCKS};
-use super::prefetch::{prefetch_to_l2, prefetch_to_l2_unchecked, prefetch_unchecked};
+use super::prefetch::{prefetch_lines_to_l2, prefetch_to_l2_unchecked, prefetch_unchecked};
 use crate::consts::{blocks_in_chunk, BLOCK_LEN, CHUNK_LEN, IV, MSG_SCHEDULE};
 
 /// The largest lane count of any backend; sizes the fixed scratch arrays.
@@ -890,7 +890,13 @@ fn hash_equal_chunks<V: Lanes>(
     let run = &data[..count * len];
     let step_bytes = step * len;
     let l2_ahead = EQUAL_LENGTH_L2_STEPS_AHEAD * step_bytes;
-    let spread = blocks > BURST_L2_MAX_BLOCKS;
+    // Past `BURST_L2_MAX_BLOCKS`, each lane hints its own blob `l2_ahead`
+    // bytes on, a line a block; else the step's L2 hints go out at once.
+    let lane_ahead = if blocks > BURST_L2_MAX_BLOCKS {
+        l2_ahead
+    } else {
+        0
+    };
     for (index, (bytes, slots)) in run.chunks(step_bytes).zip(out.chunks_mut(step)).enumerate() {
         for (group, bytes) in groups.iter_mut().zip(bytes.chunks_exact(V::WIDTH * len)) {
             for (input, blob) in group.inputs.iter_mut().zip(bytes.chunks_exact(len)) {
@@ -901,14 +907,10 @@ fn hash_equal_chunks<V: Lanes>(
         for blob in next.chunks_exact(len).take(step) {
             prefetch_input_blocks(blob, EQUAL_LENGTH_PREFETCH_BLOCKS);
         }
-        if !spread {
+        if lane_ahead == 0 {
             let far = run.get(l2_ahead + index * step_bytes..).unwrap_or(&[]);
-            for line in far.chunks(BLOCK_LEN).take(step_bytes / BLOCK_LEN) {
-                prefetch_to_l2(line);
-            }
+            prefetch_lines_to_l2(&far[..step_bytes.min(far.len())]);
         }
-        // Each lane hints its own blob `l2_ahead` bytes on, a line a block.
-        let lane_ahead = if spread { l2_ahead } else { 0 };
         if V::PAIRS && slots.len() == 2 * V::WIDTH {
             let (first, second) = slots.split_at_mut(V::WIDTH);
             let pair = [&groups[0], &groups[1]];

@@ -1,7 +1,7 @@
 //! Hints into L2 of the bytes of blobs laid back to back, a fixed distance
 //! ahead of the blob being looked up.
 
-use super::prefetch::prefetch_to_l2;
+use super::prefetch::prefetch_lines_to_l2;
 use crate::consts::BLOCK_LEN;
 
 /// How far past the end of the newest blob looked up a unit of mixed
@@ -54,9 +54,11 @@ impl<'a> L2Lookahead<'a> {
         // An address difference: `blob` lies inside `bytes`.
         let end = (blob.as_ptr_range().end as usize).wrapping_sub(self.bytes.as_ptr() as usize);
         let until = end.saturating_add(L2_AHEAD_BYTES).min(self.bytes.len());
-        while self.hinted < until {
-            prefetch_to_l2(&self.bytes[self.hinted..]);
-            self.hinted += BLOCK_LEN;
+        if let Some(fresh) = self.bytes.get(self.hinted..until) {
+            prefetch_lines_to_l2(fresh);
+            // Whole lines' worth, so the next hint starts on a line after
+            // the last one hinted.
+            self.hinted += fresh.len().next_multiple_of(BLOCK_LEN);
         }
     }
 }

@@ -1,5 +1,7 @@
 //! A software prefetch hint, where the instruction set has a stable one.
 
+use crate::consts::BLOCK_LEN;
+
 /// Hints that the cache line holding `bytes[0]` will be read soon.
 #[inline(always)]
 pub(crate) fn prefetch(bytes: &[u8]) {
@@ -26,6 +28,15 @@ pub(crate) fn prefetch_to_l2(bytes: &[u8]) {
     if !bytes.is_empty() {
         #[cfg(target_arch = "x86_64")]
         prefetch_address_to::<{ core::arch::x86_64::_MM_HINT_T1 }>(bytes.as_ptr());
+    }
+}
+
+/// [`prefetch_to_l2`] of every line of `bytes`, one hint each `BLOCK_LEN`
+/// bytes from its start (a block is a cache line).
+#[inline(always)]
+pub(crate) fn prefetch_lines_to_l2(bytes: &[u8]) {
+    for line in bytes.chunks(BLOCK_LEN) {
+        prefetch_to_l2(line);
     }
 }
 
