@@ -854,9 +854,11 @@ const EQUAL_LENGTH_L2_STEPS_AHEAD: usize = 2;
 /// Spread out, on an AMD EPYC (Zen 4), from memory, one thread, AVX-512,
 /// side by side (harness, medians, GB/s): 1 KiB in 64 MiB batches
 /// 4.19/4.82/5.00 → 5.65/5.65/5.63, 512 B 4.29/4.14 → 5.41/5.47, 300 B
-/// 4.72/3.93/4.83 → 5.14/5.13/4.78; in cache (1 KiB in 4 MiB) 6.35/6.29 →
+/// 4.72/3.93/4.83 → 5.14/5.13/4.78. A first version, which left the far
+/// blob's last block unhinted, read in cache (1 KiB in 4 MiB) 6.35/6.29 →
 /// 6.55/6.55, the burst's cost there gone; AVX2 1 KiB 4.09/4.03 →
-/// 4.28/4.43; two threads 1 KiB 10.00 → 11.04. Blobs of four blocks or
+/// 4.28/4.43; two threads 1 KiB 10.00 → 11.04 (a second round, disturbed,
+/// 6.13 → 6.82). Blobs of four blocks or
 /// fewer keep the burst: spread, 256 B read 4.1–4.9 against 5.0–5.3
 /// (five rounds) and 192 B 5.13/5.18 against 5.40/5.50.
 const BURST_L2_MAX_BLOCKS: usize = 4;
