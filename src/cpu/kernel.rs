@@ -857,7 +857,7 @@ const EQUAL_LENGTH_L2_STEPS_AHEAD: usize = 2;
 /// 4.72/3.93/4.83 → 5.14/5.13/4.78. A first version, which left the far
 /// blob's last block unhinted, read in cache (1 KiB in 4 MiB) 6.35/6.29 →
 /// 6.55/6.55, the burst's cost there gone; AVX2 1 KiB 4.09/4.03 →
-/// 4.28/4.43; two threads 1 KiB 10.00 → 11.04 (a second round, disturbed,
+/// 4.28/4.43; two threads 1 KiB 10.00 → 11.04 (the other round, disturbed,
 /// 6.13 → 6.82). Blobs of four blocks or
 /// fewer keep the burst: spread, 256 B read 4.1–4.9 against 5.0–5.3
 /// (five rounds) and 192 B 5.13/5.18 against 5.40/5.50.
