@@ -7,8 +7,9 @@
 
 use core::arch::x86_64::*;
 
-use super::avx512_pair::compress_pair;
+use super::avx512_pair::{compress_pair, compress_pair_hinting};
 use super::kernel::{GroupParams, Lanes, TailBlocks, Work, MAX_LANES};
+use super::lookahead::STREAM_WINDOW_BYTES;
 use crate::consts::BLOCK_LEN;
 
 /// Transparent, so arrays of it can be handed to the assembly in
@@ -86,6 +87,24 @@ impl Lanes for Avx512 {
                 &mut *(cv as *mut [[Self; 8]; 2]).cast(),
                 &*(m as *const [[Self; 16]; 2]).cast(),
                 &*(row3 as *const [[Self; 4]; 2]).cast(),
+            );
+        }
+    }
+
+    #[inline(always)]
+    fn compress_pair_hinting(
+        cv: &mut [[Self; 8]; 2],
+        m: &[[Self; 16]; 2],
+        row3: &[[Self; 4]; 2],
+        lines: &[u8; STREAM_WINDOW_BYTES],
+    ) {
+        // SAFETY: as in `compress_pair` above.
+        unsafe {
+            compress_pair_hinting(
+                &mut *(cv as *mut [[Self; 8]; 2]).cast(),
+                &*(m as *const [[Self; 16]; 2]).cast(),
+                &*(row3 as *const [[Self; 4]; 2]).cast(),
+                lines,
             );
         }
     }

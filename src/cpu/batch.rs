@@ -4,7 +4,6 @@
 
 use super::groups::{hash_back_to_back, prefetch_input, Binner, Job};
 use super::kernel::{GroupParams, LaneGroup, MAX_LANES};
-use super::lookahead::L2Lookahead;
 use super::prefetch::prefetch;
 use super::regular_trees::{hash_regular_trees, is_regular};
 use super::share::{share, share_checking};
@@ -182,8 +181,9 @@ fn hash_unit<S: BlobSource>(unit: &UnitParams, source: &S, start: usize, out: &m
     let groups = out.len() / width;
     let mut previous_end = core::ptr::null();
     // Blobs laid back to back are hinted into L2 well ahead of the lookup,
-    // which hints only the first blocks of each into L1.
-    let mut ahead = L2Lookahead::new(source.contiguous_bytes(start, start + out.len()));
+    // which hints only the first blocks of each into L1: by the binner's
+    // paired compressions where they keep pace, else by the lookup.
+    binner.stream_from(source.contiguous_bytes(start, start + out.len()));
     if groups > 0 {
         lookup(
             source,
@@ -206,7 +206,7 @@ fn hash_unit<S: BlobSource>(unit: &UnitParams, source: &S, start: usize, out: &m
                 &mut next.inputs[..width],
                 &mut previous_end,
             );
-            ahead.reach(next.inputs[width - 1]);
+            binner.reach(next.inputs[width - 1]);
         }
         let first = index * width;
         let inputs = &current.inputs[..width];

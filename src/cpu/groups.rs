@@ -15,6 +15,7 @@
 use super::kernel::{
     AlignedPair, BackToBack, BlockInputs, GroupParams, LaneGroup, TailBlocks, MAX_LANES,
 };
+use super::lookahead::L2Lookahead;
 use super::prefetch::prefetch;
 use super::Kernel;
 use crate::consts::{blocks_in_chunk, BLOCKS_PER_CHUNK, BLOCK_LEN};
@@ -88,6 +89,9 @@ pub(crate) struct Binner<'a> {
     /// count and every compression is paired; else one group.
     bin_lanes: usize,
     run: SingleBlockRun<'a>,
+    /// The unit's bytes hinted into L2 ahead of the lookup, where they lie
+    /// back to back; full bins take windows of it into the kernel.
+    stream: L2Lookahead<'a>,
 }
 
 /// Lanes a run of single-block groups holds: 4 groups of AVX-512, 8 of
@@ -147,6 +151,7 @@ impl<'a> Binner<'a> {
                 last_flags: 0,
                 first: 0,
             },
+            stream: L2Lookahead::new(None),
         }
     }
 
@@ -244,6 +249,18 @@ impl<'a> Binner<'a> {
         run.inputs.clear();
     }
 
+    /// Hints the unit's `bytes` into L2 ahead of the lookup, if its blobs lie
+    /// back to back ([`L2Lookahead`]).
+    pub(crate) fn stream_from(&mut self, bytes: Option<&'a [u8]>) {
+        self.stream = L2Lookahead::new(bytes);
+    }
+
+    /// Keeps the stream ahead of `blob`, the newest blob looked up.
+    #[inline(always)]
+    pub(crate) fn reach(&self, blob: &[u8]) {
+        self.stream.reach(blob);
+    }
+
     /// Adds a job; hashes its bin into `dests` if that fills a group.
     ///
     /// The caller starts loading the job's input ([`prefetch_input`]) when
@@ -289,8 +306,9 @@ impl<'a> Binner<'a> {
         } else {
             let [first_dests, second_dests] = &bin.dests;
             let lane_dests = [first_dests, second_dests];
+            let stream = Some(&self.stream);
             self.hasher
-                .hash_pair([first, second], [blocks, blocks], lane_dests, dests);
+                .hash_pair([first, second], [blocks, blocks], lane_dests, dests, stream);
         }
     }
 
@@ -313,7 +331,7 @@ impl<'a> Binner<'a> {
                     let groups = [&first.groups[0], &second.groups[0]];
                     let lane_dests = [&first.dests[0], &second.dests[0]];
                     self.hasher
-                        .hash_pair(groups, [other, blocks], lane_dests, dests);
+                        .hash_pair(groups, [other, blocks], lane_dests, dests, None);
                 }
                 None => unpaired = Some(blocks),
             }
@@ -373,16 +391,17 @@ impl GroupHasher {
     /// all of `blocks[g]` blocks (two bins), writing lane `l` of group `g`
     /// to `dests[lane_dests[g][l]]`.
     #[inline]
-    fn hash_pair(
+    fn hash_pair<'a>(
         &mut self,
-        groups: [&LaneGroup; 2],
+        groups: [&LaneGroup<'a>; 2],
         blocks: [usize; 2],
         lane_dests: [&[usize; MAX_LANES]; 2],
         dests: &mut [[u8; 32]],
+        stream: Option<&L2Lookahead<'a>>,
     ) {
         let (kernel, params, tails) = (self.kernel, &self.params, &mut self.tails);
         let width = kernel.widths()[0];
-        let pair = AlignedPair::known(groups, blocks, width);
+        let pair = AlignedPair::known(groups, blocks, width, stream);
         if let Some(slots) = consecutive_slots(&lane_dests, width, dests) {
             kernel.hash_aligned_pair(params, pair, tails, slots);
             return;

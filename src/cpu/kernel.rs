@@ -7,6 +7,7 @@
 //! with its target features.
 
 use super::groups::{prefetch_input_blocks, EQUAL_LENGTH_PREFETCH_BLOCKS, PREFETCH_BLOCKS};
+use super::lookahead::{L2Lookahead, STREAM_WINDOW_BYTES};
 use super::prefetch::{prefetch_lines_to_l2, prefetch_to_l2_unchecked, prefetch_unchecked};
 use crate::consts::{blocks_in_chunk, BLOCK_LEN, CHUNK_LEN, IV, MSG_SCHEDULE};
 
@@ -73,6 +74,20 @@ pub(crate) trait Lanes: Copy {
             };
         }
         Self::load_transposed(&refs)
+    }
+
+    /// [`Lanes::compress_pair`], also hinting every line of `lines` into L2.
+    /// An ISA that interleaves two groups in assembly spreads the hints
+    /// among the compressions' instructions.
+    #[inline(always)]
+    fn compress_pair_hinting(
+        cv: &mut [[Self; 8]; 2],
+        m: &[[Self; 16]; 2],
+        row3: &[[Self; 4]; 2],
+        lines: &[u8; STREAM_WINDOW_BYTES],
+    ) {
+        prefetch_lines_to_l2(lines);
+        Self::compress_pair(cv, m, row3);
     }
 
     /// Whether [`Lanes::compress_pair`] interleaves two groups; where it
@@ -328,6 +343,8 @@ pub(crate) struct AlignedPair<'g, 'a> {
     groups: [&'g LaneGroup<'a>; 2],
     /// The block count of each group's lanes.
     blocks: [usize; 2],
+    /// The unit's stream of L2 hints, whose windows the compressions hint.
+    stream: Option<&'g L2Lookahead<'a>>,
 }
 
 impl<'g, 'a> AlignedPair<'g, 'a> {
@@ -335,21 +352,38 @@ impl<'g, 'a> AlignedPair<'g, 'a> {
     /// count (as a full bin's do); `None` otherwise (only the tests pair
     /// groups they have not binned).
     #[cfg(test)]
-    pub(crate) fn new(groups: [&'g LaneGroup<'a>; 2], width: usize) -> Option<Self> {
+    pub(crate) fn new(
+        groups: [&'g LaneGroup<'a>; 2],
+        width: usize,
+        stream: Option<&'g L2Lookahead<'a>>,
+    ) -> Option<Self> {
         let blocks = [
             aligned_blocks(groups[0], width)?,
             aligned_blocks(groups[1], width)?,
         ];
-        Some(AlignedPair { groups, blocks })
+        Some(AlignedPair {
+            groups,
+            blocks,
+            stream,
+        })
     }
 
     /// The pair of two groups whose first `width` lanes the caller knows
     /// to have `blocks[g]` blocks each (the binner's bins, one block count
     /// apiece), without the check [`AlignedPair::new`] makes.
     #[inline]
-    pub(crate) fn known(groups: [&'g LaneGroup<'a>; 2], blocks: [usize; 2], width: usize) -> Self {
+    pub(crate) fn known(
+        groups: [&'g LaneGroup<'a>; 2],
+        blocks: [usize; 2],
+        width: usize,
+        stream: Option<&'g L2Lookahead<'a>>,
+    ) -> Self {
         debug_assert!((0..2).all(|g| aligned_blocks(groups[g], width) == Some(blocks[g])));
-        AlignedPair { groups, blocks }
+        AlignedPair {
+            groups,
+            blocks,
+            stream,
+        }
     }
 
     /// The two groups.
@@ -362,7 +396,7 @@ impl Work for AlignedPair<'_, '_> {
     #[inline(always)]
     fn hash<V: Lanes>(self, params: &GroupParams, tails: &mut TailBlocks, out: &mut [[u8; 32]]) {
         let (first, second) = out[..2 * V::WIDTH].split_at_mut(V::WIDTH);
-        hash_aligned_pair::<V>(params, self.groups, self.blocks, tails, first, second, 0);
+        hash_aligned_pair::<V>(params, self, tails, first, second, 0);
     }
 }
 
@@ -550,21 +584,26 @@ fn hash_aligned_lanes<V: Lanes>(
     V::store_transposed(&cv, out);
 }
 
-/// [`hash_aligned_lanes`] for two groups at once (each of one block count,
-/// `blocks[g]` for group `g`), into `first` and `second`: the blocks both
-/// groups have go through [`Lanes::compress_pair`], and the longer group's
-/// extra blocks through [`compress`] alone. `l2_ahead` as for
-/// [`hash_aligned_lanes`], on the blocks both groups have.
+/// [`hash_aligned_lanes`] for the two groups of `pair` at once (each of one
+/// block count, `blocks[g]` for group `g`), into `first` and `second`: the
+/// blocks both groups have go through [`Lanes::compress_pair`] (hinting
+/// the pair's stream, if it has one), and the longer group's extra blocks
+/// through [`compress`] alone. `l2_ahead` as for [`hash_aligned_lanes`],
+/// on the blocks both groups have.
 #[inline(always)]
 fn hash_aligned_pair<V: Lanes>(
     params: &GroupParams,
-    groups: [&LaneGroup; 2],
-    blocks: [usize; 2],
+    pair: AlignedPair,
     tails: &mut TailBlocks,
     first: &mut [[u8; 32]],
     second: &mut [[u8; 32]],
     l2_ahead: usize,
 ) {
+    let AlignedPair {
+        groups,
+        blocks,
+        stream,
+    } = pair;
     let counters = [load_counters::<V>(groups[0]), load_counters::<V>(groups[1])];
     let key = splat_key::<V>(params);
     let mut cv = [key, key];
@@ -578,14 +617,14 @@ fn hash_aligned_pair<V: Lanes>(
         let m1 = load_full_blocks::<V>(groups[1], &full[1], block, l2_ahead);
         let row0 = full_block_row::<V>(params, block, counters[0]);
         let row1 = full_block_row::<V>(params, block, counters[1]);
-        V::compress_pair(&mut cv, &[m0, m1], &[row0, row1]);
+        compress_pair_streaming::<V>(&mut cv, &[m0, m1], &[row0, row1], stream);
     }
     if blocks[0] == blocks[1] {
         // The first group's message is in registers (or spilled) before the
         // second's is staged over the same tails.
         let (m0, row0) = last_blocks::<V>(params, groups[0], both_full, counters[0], tails);
         let (m1, row1) = last_blocks::<V>(params, groups[1], both_full, counters[1], tails);
-        V::compress_pair(&mut cv, &[m0, m1], &[row0, row1]);
+        compress_pair_streaming::<V>(&mut cv, &[m0, m1], &[row0, row1], stream);
     } else {
         for (g, cv) in cv.iter_mut().enumerate() {
             for block in both_full..blocks[g] - 1 {
@@ -601,6 +640,22 @@ fn hash_aligned_pair<V: Lanes>(
     }
     V::store_transposed(&cv[0], first);
     V::store_transposed(&cv[1], second);
+}
+
+/// [`Lanes::compress_pair`], hinting the next window of `stream` into L2
+/// among the compressions' instructions where it has one
+/// ([`L2Lookahead::window`]).
+#[inline(always)]
+fn compress_pair_streaming<V: Lanes>(
+    cv: &mut [[V; 8]; 2],
+    m: &[[V; 16]; 2],
+    row3: &[[V; 4]; 2],
+    stream: Option<&L2Lookahead>,
+) {
+    match stream.and_then(L2Lookahead::window) {
+        Some(lines) => V::compress_pair_hinting(cv, m, row3, lines),
+        None => V::compress_pair(cv, m, row3),
+    }
 }
 
 /// The state's last row for full block `block` of every lane, not any
@@ -915,16 +970,12 @@ fn hash_equal_chunks<V: Lanes>(
         }
         if V::PAIRS && slots.len() == 2 * V::WIDTH {
             let (first, second) = slots.split_at_mut(V::WIDTH);
-            let pair = [&groups[0], &groups[1]];
-            hash_aligned_pair::<V>(
-                params,
-                pair,
-                [blocks, blocks],
-                tails,
-                first,
-                second,
-                lane_ahead,
-            );
+            let pair = AlignedPair {
+                groups: [&groups[0], &groups[1]],
+                blocks: [blocks, blocks],
+                stream: None,
+            };
+            hash_aligned_pair::<V>(params, pair, tails, first, second, lane_ahead);
         } else {
             hash_aligned_lanes::<V>(params, &groups[0], blocks, tails, slots, lane_ahead);
         }

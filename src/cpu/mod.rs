@@ -261,16 +261,18 @@ impl Kernel {
     /// and each group's lanes share a block count, else one after the other.
     /// The binner, whose bins know their block counts, calls
     /// [`Kernel::hash_aligned_pair`] instead; this one, which checks, is
-    /// kept for the tests of pairs that are not aligned.
+    /// kept for the tests of pairs that are not aligned. An aligned pair
+    /// takes the windows of `stream`, if any, as the binner's full bins do.
     #[cfg(test)]
-    pub(crate) fn hash_group_pair(
+    pub(crate) fn hash_group_pair<'a>(
         self,
         params: &GroupParams,
-        groups: [&LaneGroup; 2],
+        groups: [&LaneGroup<'a>; 2],
+        stream: Option<&lookahead::L2Lookahead<'a>>,
         tails: &mut TailBlocks,
         out: &mut [[u8; 32]],
     ) {
-        match AlignedPair::new(groups, self.widths()[0]) {
+        match AlignedPair::new(groups, self.widths()[0], stream) {
             Some(pair) => self.hash_aligned_pair(params, pair, tails, out),
             None => self.hash_groups_apart(params, groups, tails, out),
         }
@@ -429,7 +431,10 @@ mod tests {
     /// Pairs of groups against `blake3`, lane by lane, on every backend:
     /// pairs that compress side by side (each group of one block count,
     /// equal or not) and pairs that cannot (a group whose lanes differ in
-    /// block count), which go one group at a time.
+    /// block count), which go one group at a time. Each pair is hashed
+    /// plain and again taking windows of a stream of L2 hints
+    /// ([`lookahead::L2Lookahead`]), which the kernel that pairs hints
+    /// from a second instance of its assembly.
     #[test]
     fn group_pairs_match_blake3_side_by_side_or_not() {
         type Lengths = fn(usize) -> usize;
@@ -451,7 +456,7 @@ mod tests {
             ),
             ("second group ragged", |lane| 1024 - lane, |lane| 40 * lane),
         ];
-        let data: Vec<u8> = (0..40 * 1024).map(|i| (i * 7 % 253) as u8).collect();
+        let data: Vec<u8> = (0..256 * 1024).map(|i| (i * 7 % 253) as u8).collect();
         // Inputs start at odd addresses, one after another.
         let group = |start: usize, lengths: Lengths| {
             let mut group = LaneGroup::default();
@@ -471,20 +476,47 @@ mod tests {
         for backend in CpuBackend::supported() {
             let kernel = Kernel::new(backend).unwrap();
             let width = kernel.widths()[0];
-            for (case, first, second) in cases {
+            for ((case, first, second), streaming) in cases
+                .into_iter()
+                .flat_map(|case| [(case, false), (case, true)])
+            {
                 let groups = [group(1, first), group(20 * 1024 + 1, second)];
                 let mut out = vec![[0u8; 32]; 2 * width];
                 let mut tails = TailBlocks::new();
-                kernel.hash_group_pair(&params, [&groups[0], &groups[1]], &mut tails, &mut out);
+                // The stream's windows lie in the data past the groups',
+                // a fresh one's all ready for the kernel.
+                let far = &data[40 * 1024..];
+                let reached = || {
+                    let stream = lookahead::L2Lookahead::new(Some(far));
+                    stream.reach(&far[..1]);
+                    stream
+                };
+                let windows_left = |stream: &lookahead::L2Lookahead| {
+                    std::iter::from_fn(|| stream.window()).count()
+                };
+                let (stream, fresh) = (reached(), windows_left(&reached()));
+                assert!(fresh > 0);
+                let pair = [&groups[0], &groups[1]];
+                let taken = streaming.then_some(&stream);
+                kernel.hash_group_pair(&params, pair, taken, &mut tails, &mut out);
                 for (g, group) in groups.iter().enumerate() {
                     for (lane, input) in group.inputs[..width].iter().enumerate() {
                         assert_eq!(
                             out[g * width + lane],
                             *blake3::hash(input).as_bytes(),
-                            "{backend}, {case}: group {g} lane {lane} ({} bytes)",
+                            "{backend}, {case}, streaming {streaming}: group {g} lane {lane} ({} bytes)",
                             input.len()
                         );
                     }
+                }
+                // Only the first case compresses its groups' blocks side by
+                // side (the second's 1-block group leaves none to pair).
+                let side_by_side = case == "one block count, the same";
+                if streaming && side_by_side && kernel.pairs_groups() {
+                    assert!(
+                        windows_left(&stream) < fresh,
+                        "{backend}, {case}: no window"
+                    );
                 }
             }
         }
