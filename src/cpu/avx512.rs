@@ -79,16 +79,9 @@ impl Lanes for Avx512 {
 
     #[inline(always)]
     fn compress_pair(cv: &mut [[Self; 8]; 2], m: &[[Self; 16]; 2], row3: &[[Self; 4]; 2]) {
-        // SAFETY: AVX-512F as above. `Avx512` is a transparent wrapper of
-        // `__m512i`, so each array has the same layout as the array of
-        // `__m512i` it is cast to, and the borrows carry over unchanged.
-        unsafe {
-            compress_pair(
-                &mut *(cv as *mut [[Self; 8]; 2]).cast(),
-                &*(m as *const [[Self; 16]; 2]).cast(),
-                &*(row3 as *const [[Self; 4]; 2]).cast(),
-            );
-        }
+        let (cv, m, row3) = unwrap_pair(cv, m, row3);
+        // SAFETY: AVX-512F as above.
+        unsafe { compress_pair(cv, m, row3) };
     }
 
     #[inline(always)]
@@ -98,15 +91,9 @@ impl Lanes for Avx512 {
         row3: &[[Self; 4]; 2],
         lines: &[u8; STREAM_WINDOW_BYTES],
     ) {
-        // SAFETY: as in `compress_pair` above.
-        unsafe {
-            compress_pair_hinting(
-                &mut *(cv as *mut [[Self; 8]; 2]).cast(),
-                &*(m as *const [[Self; 16]; 2]).cast(),
-                &*(row3 as *const [[Self; 4]; 2]).cast(),
-                lines,
-            );
-        }
+        let (cv, m, row3) = unwrap_pair(cv, m, row3);
+        // SAFETY: AVX-512F as above.
+        unsafe { compress_pair_hinting(cv, m, row3, lines) };
     }
 
     #[inline(always)]
@@ -260,4 +247,31 @@ pub(super) unsafe fn hash<W: Work>(
     out: &mut [[u8; 32]],
 ) {
     work.hash::<Avx512>(params, tails, out);
+}
+
+/// A pair's chaining values, messages and last rows as the `__m512i`
+/// arrays the assembly takes.
+type PairArrays<'s> = (
+    &'s mut [[__m512i; 8]; 2],
+    &'s [[__m512i; 16]; 2],
+    &'s [[__m512i; 4]; 2],
+);
+
+/// [`Lanes::compress_pair`]'s arguments as [`PairArrays`].
+#[inline(always)]
+fn unwrap_pair<'s>(
+    cv: &'s mut [[Avx512; 8]; 2],
+    m: &'s [[Avx512; 16]; 2],
+    row3: &'s [[Avx512; 4]; 2],
+) -> PairArrays<'s> {
+    // SAFETY: `Avx512` is a transparent wrapper of `__m512i`, so each array
+    // has the same layout as the array of `__m512i` it is cast to, and the
+    // borrows carry over unchanged.
+    unsafe {
+        (
+            &mut *(cv as *mut [[Avx512; 8]; 2]).cast(),
+            &*(m as *const [[Avx512; 16]; 2]).cast(),
+            &*(row3 as *const [[Avx512; 4]; 2]).cast(),
+        )
+    }
 }
