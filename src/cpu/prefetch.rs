@@ -20,42 +20,38 @@ pub(crate) fn prefetch_unchecked(bytes: &[u8], offset: usize) {
     prefetch_address(bytes.as_ptr().wrapping_add(offset));
 }
 
-/// Hints that the cache line holding `bytes[0]` will be read later than
-/// soon: it is brought into L2 but not L1, so lines hinted well ahead do
-/// not evict the ones being read.
-#[inline(always)]
-pub(crate) fn prefetch_to_l2(bytes: &[u8]) {
-    if !bytes.is_empty() {
-        #[cfg(target_arch = "x86_64")]
-        prefetch_address_to::<{ core::arch::x86_64::_MM_HINT_T1 }>(bytes.as_ptr());
-    }
-}
-
-/// [`prefetch_to_l2`] of every line of `bytes`, one hint each `BLOCK_LEN`
-/// bytes from its start (a block is a cache line).
+/// Hints into L2 every line of `bytes`, one hint each `BLOCK_LEN` bytes
+/// from its start (a block is a cache line; see [`prefetch_address_to_l2`]).
 #[inline(always)]
 pub(crate) fn prefetch_lines_to_l2(bytes: &[u8]) {
     for line in bytes.chunks(BLOCK_LEN) {
-        prefetch_to_l2(line);
+        prefetch_address_to_l2(line.as_ptr());
     }
 }
 
-/// [`prefetch_to_l2`] of the line holding `bytes[offset]`, without checking
-/// that `offset` is inside `bytes` ([`prefetch_unchecked`] says why): used
-/// for lines of blobs laid back to back some way past `bytes`.
+/// Hints into L2 the line holding `bytes[offset]`, without checking that
+/// `offset` is inside `bytes` ([`prefetch_unchecked`] says why): used for
+/// lines of blobs laid back to back some way past `bytes`.
 #[inline(always)]
 pub(crate) fn prefetch_to_l2_unchecked(bytes: &[u8], offset: usize) {
-    let address = bytes.as_ptr().wrapping_add(offset);
-    #[cfg(target_arch = "x86_64")]
-    prefetch_address_to::<{ core::arch::x86_64::_MM_HINT_T1 }>(address);
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = address;
+    prefetch_address_to_l2(bytes.as_ptr().wrapping_add(offset));
 }
 
 #[inline(always)]
 fn prefetch_address(address: *const u8) {
     #[cfg(target_arch = "x86_64")]
     prefetch_address_to::<{ core::arch::x86_64::_MM_HINT_T0 }>(address);
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = address;
+}
+
+/// Hints that the line at `address` will be read later than soon: it is
+/// brought into L2 but not L1, so lines hinted well ahead do not evict the
+/// ones being read.
+#[inline(always)]
+fn prefetch_address_to_l2(address: *const u8) {
+    #[cfg(target_arch = "x86_64")]
+    prefetch_address_to::<{ core::arch::x86_64::_MM_HINT_T1 }>(address);
     #[cfg(not(target_arch = "x86_64"))]
     let _ = address;
 }
