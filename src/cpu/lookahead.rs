@@ -118,9 +118,9 @@ impl<'a> L2Lookahead<'a> {
         if end > self.target.get() {
             return None;
         }
-        let window = self.bytes.get(hinted..end)?;
+        let window = self.bytes.get(hinted..)?.first_chunk()?;
         self.hinted.set(end);
-        window.try_into().ok()
+        Some(window)
     }
 }
 
