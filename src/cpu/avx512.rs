@@ -183,15 +183,15 @@ unsafe fn transpose4x4_blocks([a, b, c, d]: [__m512i; 4]) -> [__m512i; 4] {
 
 /// Transposes a 16 × 16 matrix of u32: row `r` word `w` → vector `w` lane `r`.
 ///
-/// 64 shuffles, about a twelfth of the vector instructions a group of
-/// 64-byte blobs takes, all in registers. Moving part of the transpose into
+/// 64 shuffles, about 7 % of the vector instructions a group of 64-byte
+/// blobs takes (some 880: 792 for the compression), all in registers. Moving part of the transpose into
 /// copies through a staging buffer, filled a step ahead of the compression
 /// that reads it, was measured slower (AMD EPYC Zen 4, 64-byte blobs in
 /// 4 MiB batches, one thread, side by side in one build, GB/s): 8-byte
 /// copies by general registers leaving 16 `vpermt2d`, 6.20/6.20/6.23 →
 /// 5.38/5.33/5.37; 16-byte copies leaving 32 unpacks, 6.14/6.19 →
 /// 5.81/5.80. Staged in the same step as the loads, the wide loads waited
-/// on the narrow stores (no store forwarding) and ran 3.4–3.5.
+/// on the narrow stores (no store forwarding) and ran 3.4–4.4.
 #[inline(always)]
 unsafe fn transpose16(r: [__m512i; 16]) -> [__m512i; 16] {
     // Interleave words, then word pairs, within 128-bit blocks: afterwards
