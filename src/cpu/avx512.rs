@@ -7,7 +7,7 @@
 
 use core::arch::x86_64::*;
 
-use super::avx512_pair::{compress_pair, compress_pair_hinting};
+use super::avx512_pair::{compress_pair, compress_pair_hinting, compress_pair_to_digests};
 use super::kernel::{GroupParams, Lanes, TailBlocks, Work, MAX_LANES};
 use super::lookahead::STREAM_WINDOW_BYTES;
 use crate::consts::BLOCK_LEN;
@@ -94,6 +94,22 @@ impl Lanes for Avx512 {
         let (cv, m, row3) = unwrap_pair(cv, m, row3);
         // SAFETY: AVX-512F as above.
         unsafe { compress_pair_hinting(cv, m, row3, lines) };
+    }
+
+    #[inline(always)]
+    fn compress_pair_to_digests(
+        key: &[Self; 8],
+        m: &[[Self; 16]; 2],
+        row3: &[[Self; 4]; 2],
+        out: &mut [[u8; 32]],
+    ) {
+        let out: &mut [[u8; 32]; 32] = (&mut out[..32]).try_into().expect("32 slots");
+        let (m, row3) = unwrap_inputs(m, row3);
+        // SAFETY: `Avx512` is a transparent wrapper of `__m512i`, so the
+        // key has the layout of the array it is cast to, borrowed as before.
+        let key = unsafe { &*(key as *const [Avx512; 8]).cast::<[__m512i; 8]>() };
+        // SAFETY: AVX-512F as above.
+        unsafe { compress_pair_to_digests(key, m, row3, out) };
     }
 
     #[inline(always)]
@@ -274,12 +290,27 @@ fn unwrap_pair<'s>(
     m: &'s [[Avx512; 16]; 2],
     row3: &'s [[Avx512; 4]; 2],
 ) -> PairArrays<'s> {
-    // SAFETY: `Avx512` is a transparent wrapper of `__m512i`, so each array
+    let (m, row3) = unwrap_inputs(m, row3);
+    // SAFETY: `Avx512` is a transparent wrapper of `__m512i`, so the array
     // has the same layout as the array of `__m512i` it is cast to, and the
-    // borrows carry over unchanged.
+    // borrow carries over unchanged.
+    (
+        unsafe { &mut *(cv as *mut [[Avx512; 8]; 2]).cast() },
+        m,
+        row3,
+    )
+}
+
+/// A pair's messages and last rows as the `__m512i` arrays the assembly
+/// takes.
+#[inline(always)]
+fn unwrap_inputs<'s>(
+    m: &'s [[Avx512; 16]; 2],
+    row3: &'s [[Avx512; 4]; 2],
+) -> (&'s [[__m512i; 16]; 2], &'s [[__m512i; 4]; 2]) {
+    // SAFETY: as in `unwrap_pair`, for both arrays.
     unsafe {
         (
-            &mut *(cv as *mut [[Avx512; 8]; 2]).cast(),
             &*(m as *const [[Avx512; 16]; 2]).cast(),
             &*(row3 as *const [[Avx512; 4]; 2]).cast(),
         )

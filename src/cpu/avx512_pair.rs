@@ -148,12 +148,12 @@ macro_rules! rounds {
 const HINT_LINES: usize = 56;
 const _: () = assert!(HINT_LINES * 64 == STREAM_WINDOW_BYTES);
 
-/// The assembly of [`compress_pair`] (`plain`) or [`compress_pair_hinting`]
-/// (`hints`), from loading the state to storing the chaining values.
-macro_rules! pair_assembly {
-    ($hints:ident) => {
+/// Loads rows 0-1 of both groups' states, the chaining values: with
+/// `in_place`, group g's from `{cv}` + 512g; with `key_to_digests`, both
+/// from `{key}`.
+macro_rules! load_chaining_values {
+    (in_place) => {
         concat!(
-            // Rows 0-1: the chaining values; row 2: the IV; row 3: `row3`.
             "vmovdqu32 zmm0, zmmword ptr [{cv}]\n",
             "vmovdqu32 zmm1, zmmword ptr [{cv} + 64]\n",
             "vmovdqu32 zmm2, zmmword ptr [{cv} + 128]\n",
@@ -162,14 +162,6 @@ macro_rules! pair_assembly {
             "vmovdqu32 zmm5, zmmword ptr [{cv} + 320]\n",
             "vmovdqu32 zmm6, zmmword ptr [{cv} + 384]\n",
             "vmovdqu32 zmm7, zmmword ptr [{cv} + 448]\n",
-            "vpbroadcastd zmm8, dword ptr [{iv}]\n",
-            "vpbroadcastd zmm9, dword ptr [{iv} + 4]\n",
-            "vpbroadcastd zmm10, dword ptr [{iv} + 8]\n",
-            "vpbroadcastd zmm11, dword ptr [{iv} + 12]\n",
-            "vmovdqu32 zmm12, zmmword ptr [{row3}]\n",
-            "vmovdqu32 zmm13, zmmword ptr [{row3} + 64]\n",
-            "vmovdqu32 zmm14, zmmword ptr [{row3} + 128]\n",
-            "vmovdqu32 zmm15, zmmword ptr [{row3} + 192]\n",
             "vmovdqu32 zmm16, zmmword ptr [{cv} + 512]\n",
             "vmovdqu32 zmm17, zmmword ptr [{cv} + 576]\n",
             "vmovdqu32 zmm18, zmmword ptr [{cv} + 640]\n",
@@ -178,18 +170,125 @@ macro_rules! pair_assembly {
             "vmovdqu32 zmm21, zmmword ptr [{cv} + 832]\n",
             "vmovdqu32 zmm22, zmmword ptr [{cv} + 896]\n",
             "vmovdqu32 zmm23, zmmword ptr [{cv} + 960]\n",
-            "vmovdqa32 zmm24, zmm8\n",
-            "vmovdqa32 zmm25, zmm9\n",
-            "vmovdqa32 zmm26, zmm10\n",
-            "vmovdqa32 zmm27, zmm11\n",
-            "vmovdqu32 zmm28, zmmword ptr [{row3} + 256]\n",
-            "vmovdqu32 zmm29, zmmword ptr [{row3} + 320]\n",
-            "vmovdqu32 zmm30, zmmword ptr [{row3} + 384]\n",
-            "vmovdqu32 zmm31, zmmword ptr [{row3} + 448]\n",
-            rounds!($hints [0 1 2 3 4 5 6] [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15]),
-            // The chaining value: rows 0-1 xor rows 2-3.
-            each!("vpxord" [0 1 2 3 4 5 6 7] [8 9 10 11 12 13 14 15]),
-            each!("vpxord" [16 17 18 19 20 21 22 23] [24 25 26 27 28 29 30 31]),
+        )
+    };
+    (key_to_digests) => {
+        concat!(
+            "vmovdqu32 zmm0, zmmword ptr [{key}]\n",
+            "vmovdqu32 zmm1, zmmword ptr [{key} + 64]\n",
+            "vmovdqu32 zmm2, zmmword ptr [{key} + 128]\n",
+            "vmovdqu32 zmm3, zmmword ptr [{key} + 192]\n",
+            "vmovdqu32 zmm4, zmmword ptr [{key} + 256]\n",
+            "vmovdqu32 zmm5, zmmword ptr [{key} + 320]\n",
+            "vmovdqu32 zmm6, zmmword ptr [{key} + 384]\n",
+            "vmovdqu32 zmm7, zmmword ptr [{key} + 448]\n",
+            "vmovdqa32 zmm16, zmm0\n",
+            "vmovdqa32 zmm17, zmm1\n",
+            "vmovdqa32 zmm18, zmm2\n",
+            "vmovdqa32 zmm19, zmm3\n",
+            "vmovdqa32 zmm20, zmm4\n",
+            "vmovdqa32 zmm21, zmm5\n",
+            "vmovdqa32 zmm22, zmm6\n",
+            "vmovdqa32 zmm23, zmm7\n",
+        )
+    };
+}
+
+/// Appends `op d, a, b` (or `op d, a, b, imm`) on `zmm` registers.
+macro_rules! op3 {
+    ($op:literal $d:literal $a:literal $b:literal) => {
+        concat!($op, " zmm", $d, ", zmm", $a, ", zmm", $b, "\n")
+    };
+    ($op:literal $d:literal $a:literal $b:literal $imm:literal) => {
+        concat!($op, " zmm", $d, ", zmm", $a, ", zmm", $b, ", ", $imm, "\n")
+    };
+}
+
+/// Appends the store of register `v` to 64-byte row `row` from `{out}` +
+/// `offset`.
+macro_rules! store_row {
+    ($offset:literal $row:literal $v:literal) => {
+        concat!(
+            "vmovdqu32 zmmword ptr [{out} + ",
+            $offset,
+            " + 64*",
+            $row,
+            "], zmm",
+            $v,
+            "\n"
+        )
+    };
+}
+
+/// Writes one group's 16 lanes of output words `v0..v7` (one vector per
+/// word) to `{out}` + `offset` as 16 rows of 32 bytes, lane l's 8 words at
+/// row l, using `t0..t7` as scratch: the shuffles of the intrinsics'
+/// `transpose_out`, in registers the compression has finished with.
+macro_rules! store_digests {
+    (
+        [$v0:literal $v1:literal $v2:literal $v3:literal
+         $v4:literal $v5:literal $v6:literal $v7:literal]
+        [$t0:literal $t1:literal $t2:literal $t3:literal
+         $t4:literal $t5:literal $t6:literal $t7:literal]
+        $offset:literal
+    ) => {
+        concat!(
+            // The 4 × 4 words inside each 128-bit block of words 0-3, then
+            // of words 4-7: block j of v_(4h+k) then holds words 4h..4h+4
+            // of lane 4j+k.
+            op3!("vpunpckldq" $t0 $v0 $v1),
+            op3!("vpunpckhdq" $t1 $v0 $v1),
+            op3!("vpunpckldq" $t2 $v2 $v3),
+            op3!("vpunpckhdq" $t3 $v2 $v3),
+            op3!("vpunpcklqdq" $v0 $t0 $t2),
+            op3!("vpunpckhqdq" $v1 $t0 $t2),
+            op3!("vpunpcklqdq" $v2 $t1 $t3),
+            op3!("vpunpckhqdq" $v3 $t1 $t3),
+            op3!("vpunpckldq" $t4 $v4 $v5),
+            op3!("vpunpckhdq" $t5 $v4 $v5),
+            op3!("vpunpckldq" $t6 $v6 $v7),
+            op3!("vpunpckhdq" $t7 $v6 $v7),
+            op3!("vpunpcklqdq" $v4 $t4 $t6),
+            op3!("vpunpckhqdq" $v5 $t4 $t6),
+            op3!("vpunpcklqdq" $v6 $t5 $t7),
+            op3!("vpunpckhqdq" $v7 $t5 $t7),
+            // Each lane's low and high words side by side: t_l holds lanes
+            // l and l+4, t_(4+l) lanes l+8 and l+12.
+            op3!("vshufi32x4" $t0 $v0 $v4 "0x44"),
+            op3!("vshufi32x4" $t1 $v1 $v5 "0x44"),
+            op3!("vshufi32x4" $t2 $v2 $v6 "0x44"),
+            op3!("vshufi32x4" $t3 $v3 $v7 "0x44"),
+            op3!("vshufi32x4" $t4 $v0 $v4 "0xee"),
+            op3!("vshufi32x4" $t5 $v1 $v5 "0xee"),
+            op3!("vshufi32x4" $t6 $v2 $v6 "0xee"),
+            op3!("vshufi32x4" $t7 $v3 $v7 "0xee"),
+            // Two lanes' rows to a vector, in lane order.
+            op3!("vshufi32x4" $v0 $t0 $t1 "0x88"),
+            op3!("vshufi32x4" $v1 $t2 $t3 "0x88"),
+            op3!("vshufi32x4" $v2 $t0 $t1 "0xdd"),
+            op3!("vshufi32x4" $v3 $t2 $t3 "0xdd"),
+            op3!("vshufi32x4" $v4 $t4 $t5 "0x88"),
+            op3!("vshufi32x4" $v5 $t6 $t7 "0x88"),
+            op3!("vshufi32x4" $v6 $t4 $t5 "0xdd"),
+            op3!("vshufi32x4" $v7 $t6 $t7 "0xdd"),
+            store_row!($offset 0 $v0),
+            store_row!($offset 1 $v1),
+            store_row!($offset 2 $v2),
+            store_row!($offset 3 $v3),
+            store_row!($offset 4 $v4),
+            store_row!($offset 5 $v5),
+            store_row!($offset 6 $v6),
+            store_row!($offset 7 $v7),
+        )
+    };
+}
+
+/// Stores both groups' output chaining values (registers 0-7 and 16-23):
+/// with `in_place`, back to `{cv}` as vectors; with `key_to_digests`, as
+/// 32 rows of 32 bytes at `{out}`, group 0's lanes first.
+macro_rules! store_chaining_values {
+    (in_place) => {
+        concat!(
             "vmovdqu32 zmmword ptr [{cv}], zmm0\n",
             "vmovdqu32 zmmword ptr [{cv} + 64], zmm1\n",
             "vmovdqu32 zmmword ptr [{cv} + 128], zmm2\n",
@@ -208,19 +307,58 @@ macro_rules! pair_assembly {
             "vmovdqu32 zmmword ptr [{cv} + 960], zmm23\n",
         )
     };
+    (key_to_digests) => {
+        concat!(
+            store_digests!([0 1 2 3 4 5 6 7] [8 9 10 11 12 13 14 15] "0"),
+            store_digests!([16 17 18 19 20 21 22 23] [24 25 26 27 28 29 30 31] "512"),
+        )
+    };
 }
 
-/// The operands every instance of [`pair_assembly`] names, and its
-/// clobbers.
+/// The assembly of [`compress_pair`] (`plain`, `in_place`),
+/// [`compress_pair_hinting`] (`hints`, `in_place`) or
+/// [`compress_pair_to_digests`] (`plain`, `key_to_digests`), from loading
+/// the state to storing the chaining values.
+macro_rules! pair_assembly {
+    ($hints:ident, $io:ident) => {
+        concat!(
+            // Rows 0-1: the chaining values; row 2: the IV; row 3: `row3`.
+            load_chaining_values!($io),
+            "vpbroadcastd zmm8, dword ptr [{iv}]\n",
+            "vpbroadcastd zmm9, dword ptr [{iv} + 4]\n",
+            "vpbroadcastd zmm10, dword ptr [{iv} + 8]\n",
+            "vpbroadcastd zmm11, dword ptr [{iv} + 12]\n",
+            "vmovdqu32 zmm12, zmmword ptr [{row3}]\n",
+            "vmovdqu32 zmm13, zmmword ptr [{row3} + 64]\n",
+            "vmovdqu32 zmm14, zmmword ptr [{row3} + 128]\n",
+            "vmovdqu32 zmm15, zmmword ptr [{row3} + 192]\n",
+            "vmovdqa32 zmm24, zmm8\n",
+            "vmovdqa32 zmm25, zmm9\n",
+            "vmovdqa32 zmm26, zmm10\n",
+            "vmovdqa32 zmm27, zmm11\n",
+            "vmovdqu32 zmm28, zmmword ptr [{row3} + 256]\n",
+            "vmovdqu32 zmm29, zmmword ptr [{row3} + 320]\n",
+            "vmovdqu32 zmm30, zmmword ptr [{row3} + 384]\n",
+            "vmovdqu32 zmm31, zmmword ptr [{row3} + 448]\n",
+            rounds!($hints [0 1 2 3 4 5 6] [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15]),
+            // The chaining value: rows 0-1 xor rows 2-3.
+            each!("vpxord" [0 1 2 3 4 5 6 7] [8 9 10 11 12 13 14 15]),
+            each!("vpxord" [16 17 18 19 20 21 22 23] [24 25 26 27 28 29 30 31]),
+            store_chaining_values!($io),
+        )
+    };
+}
+
+/// The operands every instance of [`pair_assembly`] names besides those of
+/// its chaining values (`operands`), and its clobbers.
 macro_rules! pair_asm {
-    ($hints:ident, $cv:expr, $m:expr, $row3:expr; $($extra:tt)*) => {
+    ($hints:ident, $io:ident, $m:expr, $row3:expr; $($operands:tt)*) => {
         asm!(
-            pair_assembly!($hints),
-            cv = in(reg) $cv.as_mut_ptr(),
+            pair_assembly!($hints, $io),
             msg = in(reg) $m.as_ptr(),
             row3 = in(reg) $row3.as_ptr(),
             iv = in(reg) IV.as_ptr(),
-            $($extra)*
+            $($operands)*
             out("zmm0") _, out("zmm1") _, out("zmm2") _, out("zmm3") _,
             out("zmm4") _, out("zmm5") _, out("zmm6") _, out("zmm7") _,
             out("zmm8") _, out("zmm9") _, out("zmm10") _, out("zmm11") _,
@@ -252,7 +390,7 @@ pub(super) unsafe fn compress_pair(
     // and reads then writes 1024 at `cv`, all within the referenced arrays;
     // it uses no stack and leaves the flags alone, and every vector
     // register it writes is declared clobbered.
-    unsafe { pair_asm!(plain, cv, m, row3;) };
+    unsafe { pair_asm!(plain, in_place, m, row3; cv = in(reg) cv.as_mut_ptr(),) };
 }
 
 /// [`compress_pair`], hinting the [`HINT_LINES`] cache lines of `lines`
@@ -270,5 +408,38 @@ pub(super) unsafe fn compress_pair_hinting(
 ) {
     // SAFETY: as in `compress_pair`; the hints address only bytes of
     // `lines`, and a prefetch reads nothing into the program in any case.
-    unsafe { pair_asm!(hints, cv, m, row3; hints = in(reg) lines.as_ptr(),) };
+    unsafe {
+        pair_asm!(hints, in_place, m, row3;
+            cv = in(reg) cv.as_mut_ptr(), hints = in(reg) lines.as_ptr(),)
+    };
+}
+
+/// Two BLAKE3 compressions of 16 lanes each that both start from the
+/// chaining value `key`, as [`compress_pair`] on `[*key, *key]`, writing
+/// lane l's output chaining value as 32 little-endian bytes to `out[l]`
+/// for group 0 and `out[16 + l]` for group 1.
+///
+/// The pair of a run of single-block blobs: the state starts from `key`
+/// without a copy of it per pair, and the outputs are transposed in the
+/// registers the compression has finished with and stored once, instead
+/// of stored as vectors and read back to be transposed.
+///
+/// # Safety
+/// The CPU must support AVX-512F.
+#[inline(always)]
+pub(super) unsafe fn compress_pair_to_digests(
+    key: &[__m512i; 8],
+    m: &[[__m512i; 16]; 2],
+    row3: &[[__m512i; 4]; 2],
+    out: &mut [[u8; 32]; 32],
+) {
+    // SAFETY: AVX-512F is the caller's promise. The assembly reads 512
+    // bytes at `key`, 1024 at `m`, 512 at `row3` and 16 at `iv`, and writes
+    // 1024 at `out` (its 32 rows), all within the referenced arrays; it
+    // uses no stack and leaves the flags alone, and every vector register
+    // it writes is declared clobbered.
+    unsafe {
+        pair_asm!(plain, key_to_digests, m, row3;
+            key = in(reg) key.as_ptr(), out = in(reg) out.as_mut_ptr(),)
+    };
 }

@@ -95,6 +95,28 @@ pub(crate) trait Lanes: Copy {
     /// instance's code (and the build) smaller.
     const PAIRS: bool = false;
 
+    /// Two compressions that both start from the chaining value `key`, as
+    /// [`Lanes::compress_pair`] on `[*key, *key]`, each lane's output
+    /// written as by [`Lanes::store_transposed`]: group 0's to
+    /// `out[..WIDTH]`, group 1's to `out[WIDTH..2 * WIDTH]` (panics if `out`
+    /// is shorter).
+    ///
+    /// A pair of single-block blobs; an ISA that pairs in assembly starts
+    /// from `key` and transposes the outputs in its own registers.
+    #[inline(always)]
+    fn compress_pair_to_digests(
+        key: &[Self; 8],
+        m: &[[Self; 16]; 2],
+        row3: &[[Self; 4]; 2],
+        out: &mut [[u8; 32]],
+    ) {
+        let mut cv = [*key, *key];
+        Self::compress_pair(&mut cv, m, row3);
+        let (first, second) = out.split_at_mut(Self::WIDTH);
+        Self::store_transposed(&cv[0], first);
+        Self::store_transposed(&cv[1], second);
+    }
+
     /// Two independent compressions, as [`compress`] on each of two groups:
     /// `cv[g]` in and out, message `m[g]`, and `row3[g]` the state's last
     /// row (counter low, counter high, block length, flags).
@@ -843,29 +865,26 @@ fn hash_single_blocks<'a, V: Lanes, I: BlockInputs<'a>>(
     // Inputs this far ahead of the step's (none for empty inputs).
     let inputs_ahead = SINGLE_BLOCK_PREFETCH_BYTES.checked_div(len);
     let row3_pair = [row3, row3];
+    let key = splat_key::<V>(params);
     for (index, slots) in out.chunks_mut(step * V::WIDTH).enumerate() {
         if let Some(ahead) = inputs_ahead {
             inputs.prefetch(index * step * V::WIDTH + ahead, step * V::WIDTH);
         }
         let messages = &mut buffers[index % 2];
-        let key = splat_key::<V>(params);
-        let mut cv = [key, key];
         if V::PAIRS && slots.len() == 2 * V::WIDTH {
-            V::compress_pair(&mut cv, messages, &row3_pair);
-            let (first, second) = slots.split_at_mut(V::WIDTH);
-            V::store_transposed(&cv[0], first);
-            V::store_transposed(&cv[1], second);
+            V::compress_pair_to_digests(&key, messages, &row3_pair, slots);
         } else {
+            let mut cv = key;
             let [counter_low, counter_high, block_len, flags] = row3;
             compress(
-                &mut cv[0],
+                &mut cv,
                 &messages[0],
                 counter_low,
                 counter_high,
                 block_len,
                 flags,
             );
-            V::store_transposed(&cv[0], slots);
+            V::store_transposed(&cv, slots);
         }
         let after_next = step * (index + 2);
         if after_next < groups {
