@@ -422,7 +422,9 @@ pub(super) unsafe fn compress_pair_hinting(
 /// The pair of a run of single-block blobs: the state starts from `key`
 /// without a copy of it per pair, and the outputs are transposed in the
 /// registers the compression has finished with and stored once, instead
-/// of stored as vectors and read back to be transposed.
+/// of stored as vectors and read back to be transposed. 64-byte blobs in
+/// 4 MiB batches (one thread, AMD EPYC Zen 4, interleaved rounds, GB/s):
+/// 6.52/6.57/6.50 → 6.69/6.75/6.71/6.79.
 ///
 /// # Safety
 /// The CPU must support AVX-512F.
