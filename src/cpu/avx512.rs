@@ -294,11 +294,8 @@ fn unwrap_pair<'s>(
     // SAFETY: `Avx512` is a transparent wrapper of `__m512i`, so the array
     // has the same layout as the array of `__m512i` it is cast to, and the
     // borrow carries over unchanged.
-    (
-        unsafe { &mut *(cv as *mut [[Avx512; 8]; 2]).cast() },
-        m,
-        row3,
-    )
+    let cv = unsafe { &mut *(cv as *mut [[Avx512; 8]; 2]).cast() };
+    (cv, m, row3)
 }
 
 /// A pair's messages and last rows as the `__m512i` arrays the assembly
