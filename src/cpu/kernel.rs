@@ -649,11 +649,13 @@ fn hash_aligned_pair<V: Lanes>(
         compress_pair_streaming::<V>(&mut cv, &m, &[row0, row1], stream);
     }
     if blocks[0] == blocks[1] {
-        // The first group's message is in registers (or spilled) before the
-        // second's is staged over the same tails.
-        let (m0, row0) = last_blocks::<V>(params, groups[0], both_full, counters[0], tails);
-        let (m1, row1) = last_blocks::<V>(params, groups[1], both_full, counters[1], tails);
-        compress_pair_streaming::<V>(&mut cv, &[m0, m1], &[row0, row1], stream);
+        // The first group's message is in `m` before the second's is staged
+        // over the same tails; both go straight into the array the pair
+        // reads, as in the loop above.
+        let (row0, row1);
+        (m[0], row0) = last_blocks::<V>(params, groups[0], both_full, counters[0], tails);
+        (m[1], row1) = last_blocks::<V>(params, groups[1], both_full, counters[1], tails);
+        compress_pair_streaming::<V>(&mut cv, &m, &[row0, row1], stream);
     } else {
         for (g, cv) in cv.iter_mut().enumerate() {
             for block in both_full..blocks[g] - 1 {
