@@ -12,6 +12,10 @@ pub(crate) trait BlobSource: Sync {
     /// offsets, records), which the hardware prefetcher follows as one
     /// stream.
     const CONTIGUOUS: bool = false;
+    /// Whether [`bytes`](Self::bytes) costs one subtraction whatever the
+    /// range (packed offsets, records), so a range of a given weight can be
+    /// found by bisection rather than by summing lengths.
+    const BYTES_BY_SUBTRACTION: bool = false;
     /// Number of blobs.
     fn count(&self) -> usize;
     /// Blob `index` (`index < count()`).
@@ -130,6 +134,7 @@ impl<'a, O: Offset> Packed<'a, O> {
 
 impl<O: Offset> BlobSource for Packed<'_, O> {
     const CONTIGUOUS: bool = true;
+    const BYTES_BY_SUBTRACTION: bool = true;
 
     #[inline]
     fn count(&self) -> usize {
@@ -206,6 +211,7 @@ impl<'a> Records<'a> {
 
 impl BlobSource for Records<'_> {
     const CONTIGUOUS: bool = true;
+    const BYTES_BY_SUBTRACTION: bool = true;
 
     #[inline]
     fn count(&self) -> usize {
@@ -293,6 +299,7 @@ pub(crate) struct Span<'a, S> {
 
 impl<S: BlobSource> BlobSource for Span<'_, S> {
     const CONTIGUOUS: bool = S::CONTIGUOUS;
+    const BYTES_BY_SUBTRACTION: bool = S::BYTES_BY_SUBTRACTION;
 
     #[inline]
     fn count(&self) -> usize {
