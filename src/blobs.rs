@@ -10,12 +10,10 @@ use crate::offsets::{first_step, Scan};
 pub(crate) trait BlobSource: Sync {
     /// Whether every blob starts where the one before it ends (packed
     /// offsets, records), which the hardware prefetcher follows as one
-    /// stream.
+    /// stream. A range of such blobs spans from its first start to its last
+    /// end, so a source that sets it gives [`bytes`](Self::bytes) as one
+    /// subtraction, and a range of a given weight is found by bisection.
     const CONTIGUOUS: bool = false;
-    /// Whether [`bytes`](Self::bytes) costs one subtraction whatever the
-    /// range (packed offsets, records), so a range of a given weight can be
-    /// found by bisection rather than by summing lengths.
-    const BYTES_BY_SUBTRACTION: bool = false;
     /// Number of blobs.
     fn count(&self) -> usize;
     /// Blob `index` (`index < count()`).
@@ -134,7 +132,6 @@ impl<'a, O: Offset> Packed<'a, O> {
 
 impl<O: Offset> BlobSource for Packed<'_, O> {
     const CONTIGUOUS: bool = true;
-    const BYTES_BY_SUBTRACTION: bool = true;
 
     #[inline]
     fn count(&self) -> usize {
@@ -211,7 +208,6 @@ impl<'a> Records<'a> {
 
 impl BlobSource for Records<'_> {
     const CONTIGUOUS: bool = true;
-    const BYTES_BY_SUBTRACTION: bool = true;
 
     #[inline]
     fn count(&self) -> usize {
@@ -299,7 +295,6 @@ pub(crate) struct Span<'a, S> {
 
 impl<S: BlobSource> BlobSource for Span<'_, S> {
     const CONTIGUOUS: bool = S::CONTIGUOUS;
-    const BYTES_BY_SUBTRACTION: bool = S::BYTES_BY_SUBTRACTION;
 
     #[inline]
     fn count(&self) -> usize {

@@ -103,7 +103,7 @@ impl Lanes for Avx512 {
         row3: &[[Self; 4]; 2],
         out: &mut [[u8; 32]],
     ) {
-        let out: &mut [[u8; 32]; 32] = (&mut out[..32]).try_into().expect("32 slots");
+        let out = out.first_chunk_mut::<32>().expect("a pair's 32 slots");
         let (m, row3) = unwrap_inputs(m, row3);
         // SAFETY: `Avx512` is a transparent wrapper of `__m512i`, so the
         // key has the layout of the array it is cast to, borrowed as before.

@@ -216,8 +216,9 @@ fn take_chunk<'o, S: BlobSource>(
 /// holds `share` blobs and at least [`MIN_CHUNK_WEIGHT`]; at `count` if
 /// neither comes first.
 ///
-/// Both tests only turn true as the chunk grows, so where a range's bytes
-/// cost one subtraction (packed offsets, records) the end is bisected: a
+/// Both tests only turn true as the chunk grows, so where blobs lie back
+/// to back ([`BlobSource::CONTIGUOUS`]: packed offsets, records), and a
+/// range's bytes are one subtraction, the end is bisected: a
 /// walk over every lane group read a new cache line of offsets per group,
 /// often one the other thread had just checked, and took 1.2 % of two
 /// threads' time on 64-byte blobs (AVX-512, Zen 4). Other sources sum
@@ -227,8 +228,8 @@ fn chunk_end<S: BlobSource>(source: &S, start: usize, count: usize, share: usize
     let ends_chunk = |end: usize, weight: usize| {
         weight >= UNIT_BYTES || (end - start >= share && weight >= MIN_CHUNK_WEIGHT)
     };
-    let groups = (count - start).div_ceil(MAX_LANES);
-    if S::BYTES_BY_SUBTRACTION {
+    if S::CONTIGUOUS {
+        let groups = (count - start).div_ceil(MAX_LANES);
         let weight = |end: usize| source.bytes(start, end) + (end - start) * BLOB_WEIGHT;
         // The first group count whose end ends the chunk lies in
         // `fewest..=most`; the last one ends it whatever its weight.
