@@ -125,11 +125,22 @@ pub(crate) trait Lanes: Copy {
     /// interleave the two, which keeps more of its vector pipes busy.
     #[inline(always)]
     fn compress_pair(cv: &mut [[Self; 8]; 2], m: &[[Self; 16]; 2], row3: &[[Self; 4]; 2]) {
-        for ((cv, m), &[counter_low, counter_high, block_len, flags]) in
-            cv.iter_mut().zip(m).zip(row3)
-        {
-            compress(cv, m, counter_low, counter_high, block_len, flags);
+        for ((cv, m), &row3) in cv.iter_mut().zip(m).zip(row3) {
+            Self::compress(cv, m, row3);
         }
+    }
+
+    /// One compression per lane, as [`compress_rounds`]: the kernel's only
+    /// way to compress one group.
+    ///
+    /// Vector ISAs inline the rounds wherever the kernel compresses. Lanes
+    /// held in arrays override this with one out-of-line copy per width:
+    /// every lane operation of theirs is a loop until LLVM unrolls it, and
+    /// thousands of such loops inlined into one entry point sent the loop
+    /// passes superlinear (over 30 minutes for one codegen unit).
+    #[inline(always)]
+    fn compress(cv: &mut [Self; 8], m: &[Self; 16], row3: [Self; 4]) {
+        compress_rounds(cv, m, row3);
     }
 }
 
@@ -261,15 +272,11 @@ fn round<V: Lanes>(v: &mut [V; 16], m: &[V; 16], r: usize) {
 
 /// One BLAKE3 compression per lane, keeping only the chaining value
 /// (first 8 output words), which is also the digest of a root compression.
+/// `row3` is the state's last row: counter low and high, block length,
+/// flags.
 #[inline(always)]
-pub(crate) fn compress<V: Lanes>(
-    cv: &mut [V; 8],
-    m: &[V; 16],
-    counter_low: V,
-    counter_high: V,
-    block_len: V,
-    flags: V,
-) {
+pub(crate) fn compress_rounds<V: Lanes>(cv: &mut [V; 8], m: &[V; 16], row3: [V; 4]) {
+    let [counter_low, counter_high, block_len, flags] = row3;
     let mut v = [
         cv[0],
         cv[1],
@@ -596,13 +603,10 @@ fn hash_aligned_lanes<V: Lanes>(
     let full = full_blocks::<V>(group, blocks - 1);
     for block in 0..blocks - 1 {
         let m = load_full_blocks::<V>(group, &full, block, l2_ahead);
-        let [counter_low, counter_high, block_len, flags] =
-            full_block_row::<V>(params, block, counters);
-        compress(&mut cv, &m, counter_low, counter_high, block_len, flags);
+        V::compress(&mut cv, &m, full_block_row::<V>(params, block, counters));
     }
-    let (m, [counter_low, counter_high, block_len, flags]) =
-        last_blocks::<V>(params, group, blocks - 1, counters, tails);
-    compress(&mut cv, &m, counter_low, counter_high, block_len, flags);
+    let (m, row3) = last_blocks::<V>(params, group, blocks - 1, counters, tails);
+    V::compress(&mut cv, &m, row3);
     V::store_transposed(&cv, out);
 }
 
@@ -660,13 +664,10 @@ fn hash_aligned_pair<V: Lanes>(
         for (g, cv) in cv.iter_mut().enumerate() {
             for block in both_full..blocks[g] - 1 {
                 let m = load_full_blocks::<V>(groups[g], &full[g], block, 0);
-                let [counter_low, counter_high, block_len, flags] =
-                    full_block_row::<V>(params, block, counters[g]);
-                compress(cv, &m, counter_low, counter_high, block_len, flags);
+                V::compress(cv, &m, full_block_row::<V>(params, block, counters[g]));
             }
-            let (m, [counter_low, counter_high, block_len, flags]) =
-                last_blocks::<V>(params, groups[g], blocks[g] - 1, counters[g], tails);
-            compress(cv, &m, counter_low, counter_high, block_len, flags);
+            let (m, row3) = last_blocks::<V>(params, groups[g], blocks[g] - 1, counters[g], tails);
+            V::compress(cv, &m, row3);
         }
     }
     V::store_transposed(&cv[0], first);
@@ -763,16 +764,15 @@ fn hash_ragged_lanes<V: Lanes>(
     let final_last = last_block[..width].iter().copied().max().unwrap_or(0);
 
     let mut cv = splat_key::<V>(params);
-    let (counter_low, counter_high) = load_counters::<V>(group);
+    let counters = load_counters::<V>(group);
+    let (counter_low, counter_high) = counters;
     let mut finished = [[0u8; 32]; MAX_LANES];
 
     // Blocks before any lane's last: full blocks everywhere, same flags.
     let full = full_blocks::<V>(group, first_last);
     for block in 0..first_last {
         let m = load_full_blocks::<V>(group, &full, block, 0);
-        let [counter_low, counter_high, block_len, flags] =
-            full_block_row::<V>(params, block, (counter_low, counter_high));
-        compress(&mut cv, &m, counter_low, counter_high, block_len, flags);
+        V::compress(&mut cv, &m, full_block_row::<V>(params, block, counters));
     }
 
     // From the first lane's last block on: per-lane lengths and flags.
@@ -798,14 +798,8 @@ fn hash_ragged_lanes<V: Lanes>(
             }
         }
         let m = V::load_transposed(&refs);
-        compress(
-            &mut cv,
-            &m,
-            counter_low,
-            counter_high,
-            V::load(&lens),
-            V::load(&flags),
-        );
+        let row3 = [counter_low, counter_high, V::load(&lens), V::load(&flags)];
+        V::compress(&mut cv, &m, row3);
         if last_block[..width].contains(&block) {
             V::store_transposed(&cv, &mut finished);
             for lane in 0..width {
@@ -884,15 +878,7 @@ fn hash_single_blocks<'a, V: Lanes, I: BlockInputs<'a>>(
             V::compress_pair_to_digests(&key, messages, &row3_pair, slots);
         } else {
             let mut cv = key;
-            let [counter_low, counter_high, block_len, flags] = row3;
-            compress(
-                &mut cv,
-                &messages[0],
-                counter_low,
-                counter_high,
-                block_len,
-                flags,
-            );
+            V::compress(&mut cv, &messages[0], row3);
             V::store_transposed(&cv, slots);
         }
         let after_next = step * (index + 2);

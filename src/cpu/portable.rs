@@ -2,7 +2,7 @@
 //! for whatever baseline the target has. The fallback on every CPU and the
 //! reference the ISA backends are tested against.
 
-use super::kernel::{GroupParams, Lanes, TailBlocks, Work, MAX_LANES};
+use super::kernel::{compress_rounds, GroupParams, Lanes, TailBlocks, Work, MAX_LANES};
 use crate::consts::BLOCK_LEN;
 
 /// `N` lanes held in an array.
@@ -72,6 +72,16 @@ impl<const N: usize> Lanes for Portable<N> {
         self.map(|x| x.rotate_right(7))
     }
 
+    /// Out of line: see [`Lanes::compress`]. A call per compression costs
+    /// these lanes nothing that shows; inlined, the rounds' 448 lane loops
+    /// per compression, times every compression site of every kind of work,
+    /// made the one codegen unit holding the portable instances take over
+    /// 30 minutes at opt-level 3.
+    #[inline]
+    fn compress(cv: &mut [Self; 8], m: &[Self; 16], row3: [Self; 4]) {
+        compress_out_of_line(cv, m, row3);
+    }
+
     #[inline(always)]
     fn load_transposed(blocks: &[&[u8; BLOCK_LEN]; MAX_LANES]) -> [Self; 16] {
         core::array::from_fn(|word| {
@@ -125,4 +135,14 @@ fn hash_with<const N: usize, W: Work>(
     out: &mut [[u8; 32]],
 ) {
     work.hash::<Portable<N>>(params, tails, out);
+}
+
+/// [`compress_rounds`] for `N` array lanes, one copy per width.
+#[inline(never)]
+fn compress_out_of_line<const N: usize>(
+    cv: &mut [Portable<N>; 8],
+    m: &[Portable<N>; 16],
+    row3: [Portable<N>; 4],
+) {
+    compress_rounds(cv, m, row3);
 }
