@@ -10,7 +10,7 @@ use crate::blobs::{check_output, BlobSource, Offset, Packed, Records, Slices, Sp
 use crate::cpu::batch::{hash_checking, hash_one, hash_source, Threads};
 use crate::cpu::{CpuBackend, Kernel};
 use crate::error::{Error, ErrorKind};
-use crate::gpu::{self, Gpu, GpuInfo, GpuTimings};
+use crate::gpu::{self, DeviceSettings, Gpu, GpuBlobs, GpuInfo, GpuTimings, GpuUpload};
 use crate::mode::Mode;
 use crate::offsets::SharedCheck;
 use crate::profile::{cpu_model, profile_path};
@@ -76,6 +76,8 @@ pub struct EngineBuilder {
     cpu: Option<CpuBackend>,
     gpu_memory_budget: Option<u64>,
     gpu_timeout: Option<Duration>,
+    gpu_device: DeviceSettings,
+    wgpu: Option<(wgpu::Device, wgpu::Queue)>,
     profile: Option<Profile>,
     profile_file: Option<std::path::PathBuf>,
 }
@@ -121,6 +123,34 @@ impl EngineBuilder {
         self
     }
 
+    /// How blobs reach the GPU (default [`GpuUpload::Copy`], or what the
+    /// `B3BATCH_GPU_UPLOAD` environment variable says: `copy` or
+    /// `direct`). [`build`](Self::build) fails if the adapter cannot do it.
+    pub fn gpu_upload(mut self, upload: GpuUpload) -> Self {
+        self.gpu_device.upload = Some(upload);
+        self
+    }
+
+    /// Runs the engine's GPU work on this device and queue instead of an
+    /// adapter it opens itself, so that blobs already in the caller's GPU
+    /// buffers can be hashed in place ([`Engine::hash_gpu_blobs`]). The GPU
+    /// is then there whatever the backend; [`Backend`] still decides where
+    /// batches from host memory run. The device keeps its own error handler
+    /// and device-lost callback: the engine captures the errors of its own
+    /// calls.
+    pub fn wgpu_device(mut self, device: wgpu::Device, queue: wgpu::Queue) -> Self {
+        self.wgpu = Some((device, queue));
+        self
+    }
+
+    /// Invocations per workgroup of the GPU shader (default 64, or the
+    /// `B3BATCH_GPU_WORKGROUP` environment variable): a power of two from
+    /// 32 to the adapter's largest, for tuning on a given card.
+    pub fn gpu_workgroup_size(mut self, size: u32) -> Self {
+        self.gpu_device.workgroup_size = Some(size);
+        self
+    }
+
     /// The rates [`Backend::Auto`] plans with, instead of the profile saved
     /// by calibration (for tests, and for callers that keep their own).
     pub fn profile(mut self, profile: Profile) -> Self {
@@ -146,13 +176,14 @@ impl EngineBuilder {
             .profile
             .or_else(|| Profile::load_saved(self.profile_file.or_else(profile_path).as_deref()))
             .unwrap_or_else(|| Profile::conservative(cpu_model()));
-        let open = || {
-            Gpu::open(
-                self.gpu_memory_budget.unwrap_or(gpu::DEFAULT_BUDGET),
-                self.gpu_timeout.unwrap_or(gpu::DEFAULT_TIMEOUT),
-            )
-        };
+        let budget = self.gpu_memory_budget.unwrap_or(gpu::DEFAULT_BUDGET);
+        let timeout = self.gpu_timeout.unwrap_or(gpu::DEFAULT_TIMEOUT);
+        let open = || Gpu::open(budget, timeout, self.gpu_device);
         let gpu = match self.backend {
+            _ if self.wgpu.is_some() => {
+                let (device, queue) = self.wgpu.clone().expect("checked just above");
+                Some(Gpu::adopt(device, queue, budget, timeout, self.gpu_device)?)
+            }
             Backend::Gpu => Some(open()?),
             Backend::Auto if profile.gpu.as_ref().is_some_and(|gpu| !gpu.software) => {
                 // Auto falls back to the CPU when the GPU is gone or is not
@@ -411,8 +442,8 @@ impl Engine {
         out: &mut [[u8; 32]],
     ) -> Result<(), Error> {
         check_output(source.count(), out)?;
-        let gpu = match &self.inner.gpu {
-            Some(gpu) if !out.is_empty() => gpu,
+        let gpu = match (&self.inner.gpu, self.inner.backend) {
+            (Some(gpu), Backend::Gpu | Backend::Auto) if !out.is_empty() => gpu,
             _ => {
                 self.run_cpu(mode, source, out);
                 return Ok(());
@@ -453,6 +484,93 @@ impl Engine {
             }
         }
         Ok(())
+    }
+
+    /// The `wgpu` device and queue the engine's GPU work runs on (its own,
+    /// or the one given to [`EngineBuilder::wgpu_device`]), for creating
+    /// buffers to hand to [`hash_gpu_blobs`](Self::hash_gpu_blobs);
+    /// `None` when the engine has no GPU.
+    pub fn wgpu_device(&self) -> Option<(&wgpu::Device, &wgpu::Queue)> {
+        self.inner.gpu.as_ref().map(Gpu::wgpu)
+    }
+
+    /// The time to copy `bytes` from mapped host memory into the GPU's
+    /// memory, as batches from host memory are uploaded (buffers created
+    /// beforehand, not timed): the bound on any path from host memory to
+    /// this GPU, for comparing the end-to-end rate with.
+    pub fn measure_gpu_bus(&self, bytes: u64) -> Result<Duration, Error> {
+        match &self.inner.gpu {
+            Some(gpu) => gpu.bus_time(bytes),
+            None => Err(ErrorKind::BackendUnavailable {
+                backend: "gpu".to_owned(),
+                reason: "this engine has no GPU".to_owned(),
+            }
+            .into()),
+        }
+    }
+
+    /// How this engine's GPU receives blobs from host memory, and its
+    /// shader's workgroup size; `None` when it has no GPU.
+    pub fn gpu_settings(&self) -> Option<(GpuUpload, u32)> {
+        self.inner.gpu.as_ref().map(Gpu::settings)
+    }
+
+    /// Hashes blobs that already live in GPU buffers of the engine's
+    /// device, writing `blobs.count()` digests of 32 bytes into `digests`
+    /// (created with `BufferUsages::STORAGE`) from byte `digests_offset`
+    /// (a multiple of the device's `min_storage_buffer_offset_alignment`).
+    /// Returns once the GPU has finished. Nothing crosses the bus but a
+    /// few bytes of status: for GPU pipelines that produce the blobs and
+    /// consume the digests on the card.
+    ///
+    /// Fails with [`ErrorKind::GpuBuffer`] (nothing written) when a buffer
+    /// lacks `STORAGE` usage, is too small or over the device's limits, or
+    /// when the offsets decrease, run past the data or give a blob over
+    /// 1 KiB; with [`ErrorKind::BackendUnavailable`] when the engine has no
+    /// GPU.
+    pub fn hash_gpu_blobs(
+        &self,
+        mode: Mode,
+        blobs: GpuBlobs,
+        digests: &wgpu::Buffer,
+        digests_offset: u64,
+    ) -> Result<(), Error> {
+        let digests = gpu::Digests::Buffer {
+            buffer: digests,
+            offset: digests_offset,
+        };
+        self.hash_buffers(mode, blobs, digests)
+    }
+
+    /// [`hash_gpu_blobs`](Self::hash_gpu_blobs) with the digests read back
+    /// into `out`, one slot per blob.
+    pub fn hash_gpu_blobs_into(
+        &self,
+        mode: Mode,
+        blobs: GpuBlobs,
+        out: &mut [[u8; 32]],
+    ) -> Result<(), Error> {
+        self.hash_buffers(mode, blobs, gpu::Digests::Host(out))
+    }
+
+    fn hash_buffers(
+        &self,
+        mode: Mode,
+        blobs: GpuBlobs,
+        digests: gpu::Digests,
+    ) -> Result<(), Error> {
+        let Some(gpu) = &self.inner.gpu else {
+            return Err(ErrorKind::BackendUnavailable {
+                backend: "gpu".to_owned(),
+                reason: "this engine has no GPU: build it with Backend::Gpu or \
+                         EngineBuilder::wgpu_device"
+                    .to_owned(),
+            }
+            .into());
+        };
+        let kernel = self.inner.kernel;
+        let words = mode.words(|context| hash_one(kernel, Mode::CONTEXT, context));
+        gpu.hash_buffers(words, blobs, digests)
     }
 
     fn run_cpu<S: BlobSource>(&self, mode: Mode, source: &S, out: &mut [[u8; 32]]) {
@@ -505,18 +623,18 @@ impl Engine {
         let large: Vec<usize> = (0..source.count())
             .filter(|&index| !gpu::fits_gpu(source.len(index)))
             .collect();
+        let threads = self.cpu_threads();
         if large.is_empty() {
-            return gpu.hash(words, source, out, 0);
+            return gpu.hash(words, source, out, 0, threads);
         }
         let subset = Subset {
             source,
             indices: &large,
         };
         let mut large_digests = vec![[0u8; 32]; large.len()];
-        let threads = self.cpu_threads();
         let gpu_result = std::thread::scope(|scope| {
             scope.spawn(|| hash_source(kernel, threads, mode, &subset, &mut large_digests));
-            gpu.hash(words, source, out, large.len())
+            gpu.hash(words, source, out, large.len(), threads)
         });
         for (&index, digest) in large.iter().zip(&large_digests) {
             out[index] = *digest;

@@ -113,6 +113,17 @@ pub enum ErrorKind {
         /// The smallest budget that works.
         minimum: u64,
     },
+    /// A GPU buffer handed to the engine cannot be used as given (missing
+    /// usage flags, too small, misaligned, over the device's limits), or
+    /// the blobs it describes are not valid (offsets that decrease or run
+    /// past the data, a blob over 1 KiB).
+    #[error("GPU buffer {buffer}: {reason}")]
+    GpuBuffer {
+        /// Which buffer (`data`, `offsets`, `digests`).
+        buffer: String,
+        /// What is wrong, and what to change.
+        reason: String,
+    },
     /// A profile file could not be read, parsed or written.
     #[error("profile {}: {reason}", path.display())]
     Profile {

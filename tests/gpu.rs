@@ -4,7 +4,7 @@
 
 mod common;
 
-use blake3_batch::{Backend, Engine, ErrorKind, Mode};
+use blake3_batch::{Backend, Engine, ErrorKind, GpuUpload, Mode};
 use common::{first_mismatch, gpu_engine, reference};
 
 /// Blobs of length `len_of(i)` whose bytes depend on their index.
@@ -223,4 +223,139 @@ fn bad_input_is_rejected_before_the_gpu_sees_it() {
     );
     assert_eq!(out, [[7u8; 32]; 2], "nothing written on error");
     assert!(engine.hash_many(&[] as &[&[u8]]).unwrap().is_empty());
+}
+
+/// Records and equal-length packed blobs go to the shader without a table:
+/// one copy of their bytes where the length is a whole number of 16-byte
+/// loads, padded record by record otherwise; in one slab or streamed
+/// through small ones, packed on two threads in several pieces.
+#[test]
+fn equal_lengths_go_without_a_table() {
+    // Small slabs hold one 1 KiB blob: fewer blobs there.
+    let engines = [(gpu_engine(None), 5000), (gpu_engine(Some(12 * 1024)), 200)];
+    let key = [9; 32];
+    for (engine, most) in engines
+        .iter()
+        .filter_map(|(e, most)| Some((e.as_ref()?, *most)))
+    {
+        for (len, mode) in [
+            (0, Mode::Hash),
+            (1, Mode::KeyedHash(&key)),
+            (15, Mode::DeriveKey("records")),
+            (16, Mode::Hash),
+            (17, Mode::Hash),
+            (64, Mode::KeyedHash(&key)),
+            (100, Mode::Hash),
+            (1008, Mode::DeriveKey("records")),
+            (1024, Mode::Hash),
+        ] {
+            for count in [1, 63, most] {
+                let data: Vec<u8> = (0..len * count).map(|i| (i * 7 % 251) as u8).collect();
+                let what = format!("{count} x {len} B, {mode:?}");
+                let mut out = vec![[0u8; 32]; count];
+                if len > 0 {
+                    engine
+                        .hash_records_into(mode, &data, len, &mut out)
+                        .unwrap();
+                    for (index, record) in data.chunks(len).enumerate() {
+                        assert_eq!(
+                            out[index],
+                            reference(mode, record),
+                            "records {what} #{index}"
+                        );
+                    }
+                }
+                // The same blobs as packed offsets that step evenly, from 3.
+                let mut packed = vec![0xEE; 3];
+                packed.extend_from_slice(&data);
+                let offsets: Vec<u32> = (0..=count).map(|i| (3 + i * len) as u32).collect();
+                out.fill([0; 32]);
+                engine
+                    .hash_packed_into(mode, &packed, &offsets, &mut out)
+                    .unwrap();
+                for index in 0..count {
+                    let blob = &data[index * len..(index + 1) * len];
+                    assert_eq!(out[index], reference(mode, blob), "packed {what} #{index}");
+                }
+            }
+        }
+    }
+}
+
+/// Mixed lengths in a batch of several packing pieces (4096 blobs each)
+/// on two threads, with blobs over 1 KiB among them.
+#[test]
+fn mixed_lengths_packed_in_pieces_on_two_threads() {
+    let Some(engine) = gpu_engine(None) else {
+        return;
+    };
+    let lens = |i: usize| match i % 97 {
+        0 => 1025 + i % 3000,
+        _ => (i * 37) % 1025,
+    };
+    check(&engine, Mode::Hash, &blobs(13_000, lens), "13 000 mixed");
+    let timings = engine.last_gpu_timings().unwrap();
+    assert!(
+        timings.cpu_blobs > 0 && timings.gpu_blobs > 12_000,
+        "{timings:?}"
+    );
+}
+
+/// Every upload the adapter offers and several workgroup sizes hash the
+/// same digests; one it lacks, or a size that is not a power of two in
+/// range, is an error that says what to change.
+#[test]
+fn uploads_and_workgroup_sizes() {
+    if gpu_engine(None).is_none() {
+        return;
+    }
+    let mixed = blobs(3000, |i| (i * 13) % 1100);
+    let records: Vec<u8> = (0..64 * 2000).map(|i| (i % 249) as u8).collect();
+    for (upload, workgroup) in [
+        (GpuUpload::Copy, 32),
+        (GpuUpload::Copy, 256),
+        (GpuUpload::Direct, 64),
+        (GpuUpload::Direct, 128),
+    ] {
+        let built = Engine::builder()
+            .backend(Backend::Gpu)
+            .threads(2)
+            .gpu_memory_budget(1 << 20)
+            .gpu_upload(upload)
+            .gpu_workgroup_size(workgroup)
+            .build();
+        let engine = match built {
+            Ok(engine) => engine,
+            Err(error) => {
+                assert_eq!(upload, GpuUpload::Direct, "{error}");
+                assert!(
+                    error.to_string().contains("MAPPABLE_PRIMARY_BUFFERS"),
+                    "{error}"
+                );
+                eprintln!("this adapter has no direct upload: {error}");
+                continue;
+            }
+        };
+        let what = format!("{upload:?}, workgroup {workgroup}");
+        check(&engine, Mode::Hash, &mixed, &what);
+        let mut out = vec![[0u8; 32]; 2000];
+        engine
+            .hash_records_into(Mode::Hash, &records, 64, &mut out)
+            .unwrap();
+        for (record, digest) in records.chunks(64).zip(&out) {
+            assert_eq!(*digest, reference(Mode::Hash, record), "{what}");
+        }
+    }
+    for size in [0, 16, 48, 1 << 20] {
+        let error = Engine::builder()
+            .backend(Backend::Gpu)
+            .gpu_workgroup_size(size)
+            .build()
+            .unwrap_err();
+        assert!(
+            matches!(error.kind(), ErrorKind::BackendUnavailable { .. })
+                && error.to_string().contains("power of two"),
+            "{size}: {error}"
+        );
+    }
 }

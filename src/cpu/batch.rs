@@ -40,6 +40,21 @@ pub(crate) enum Threads<'p> {
     Global,
 }
 
+impl Threads<'_> {
+    /// Runs `work` on every item, spread over these threads (the GPU's
+    /// packing of a slab: copies too big for one core).
+    pub(crate) fn for_each<T: Send>(self, items: Vec<T>, work: impl Fn(T) + Sync + Send) {
+        use rayon::iter::{IntoParallelIterator, ParallelIterator};
+        match self {
+            // A lone item is not worth waking a thread for.
+            _ if items.len() <= 1 => items.into_iter().for_each(work),
+            Threads::One => items.into_iter().for_each(work),
+            Threads::Pool(pool) => pool.install(|| items.into_par_iter().for_each(work)),
+            Threads::Global => items.into_par_iter().for_each(work),
+        }
+    }
+}
+
 /// Hashes every blob of `source` into `out` (same length, checked by the
 /// caller) with the CPU `kernel`.
 pub(crate) fn hash_source<S: BlobSource>(

@@ -6,7 +6,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use super::info::GpuInfo;
-use super::layout::SHADER;
+use super::layout::{
+    buffer_shader, slab_shader, CHECK_PACKED_ENTRY, DEFAULT_WORKGROUP_SIZE,
+    HASH_BUFFER_RECORDS_ENTRY, HASH_PACKED_ENTRY, RECORDS_ENTRY, TABLE_ENTRY,
+};
 use crate::error::{Error, ErrorKind};
 
 /// Features that let the engine time upload, dispatch and download on the
@@ -17,12 +20,69 @@ pub(crate) const TIMESTAMP_FEATURES: wgpu::Features =
 /// The longest the engine waits for one slab before giving up with an error.
 pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// An opened GPU: device, queue, the compiled pipeline and the error sink.
+/// How a batch's blobs reach the GPU's shader.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum GpuUpload {
+    /// Packed into host-visible staging memory, copied by the GPU into
+    /// device memory and read there (the default).
+    #[default]
+    Copy,
+    /// Packed into a buffer the shader reads in place, where the adapter
+    /// can map storage buffers (`MAPPABLE_PRIMARY_BUFFERS`): no copy, but
+    /// every read of the shader crosses to host memory (or to device memory
+    /// the host maps).
+    Direct,
+}
+
+impl GpuUpload {
+    /// Lower-case name, as `B3BATCH_GPU_UPLOAD` spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            GpuUpload::Copy => "copy",
+            GpuUpload::Direct => "direct",
+        }
+    }
+}
+
+/// How to open the GPU: what the engine's builder set, else the
+/// environment, else the defaults.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct DeviceSettings {
+    pub upload: Option<GpuUpload>,
+    pub workgroup_size: Option<u32>,
+}
+
+/// The environment variable that chooses the upload (`copy` or `direct`)
+/// where the adapter allows both; `copy` by default.
+pub(crate) const UPLOAD_ENV: &str = "B3BATCH_GPU_UPLOAD";
+
+/// The environment variable that sets the shader's workgroup size (a power
+/// of two from 32 to 1024, within the adapter's limits).
+pub(crate) const WORKGROUP_ENV: &str = "B3BATCH_GPU_WORKGROUP";
+
+/// The pipelines of `shaders/buffers.wgsl` and their bindings.
+pub(crate) struct BufferPipelines {
+    pub layout: wgpu::BindGroupLayout,
+    pub check_packed: wgpu::ComputePipeline,
+    pub hash_packed: wgpu::ComputePipeline,
+    pub hash_records: wgpu::ComputePipeline,
+}
+
+/// An opened GPU: device, queue, the compiled pipelines and the error sink.
 pub(crate) struct GpuDevice {
     pub device: wgpu::Device,
     pub queue: wgpu::Queue,
-    pub pipeline: wgpu::ComputePipeline,
+    /// `hash_table`: blobs of any lengths through a table.
+    pub table_pipeline: wgpu::ComputePipeline,
+    /// `hash_records`: blobs of one length at a fixed stride.
+    pub records_pipeline: wgpu::ComputePipeline,
     pub bind_layout: wgpu::BindGroupLayout,
+    /// The pipelines over the caller's buffers.
+    pub buffers: BufferPipelines,
+    /// Invocations per workgroup of every pipeline.
+    pub workgroup_size: u32,
+    pub upload: GpuUpload,
     pub info: GpuInfo,
     /// The limits the device was created with (the adapter's own).
     pub limits: wgpu::Limits,
@@ -84,7 +144,7 @@ pub(crate) fn adapters() -> Vec<GpuInfo> {
 impl GpuDevice {
     /// Opens the preferred adapter (a high-performance one first) with its
     /// full limits and compiles the shader.
-    pub(crate) fn open() -> Result<GpuDevice, Error> {
+    pub(crate) fn open(settings: DeviceSettings) -> Result<GpuDevice, Error> {
         let request = |backends| {
             pollster::block_on(
                 instance(backends).request_adapter(&wgpu::RequestAdapterOptions {
@@ -114,18 +174,21 @@ impl GpuDevice {
         // wgpu's portable default of 128 MiB.
         let limits = adapter.limits();
         let timestamps = adapter.features().contains(TIMESTAMP_FEATURES);
+        let upload = upload(settings.upload, adapter.features())?;
+        let mut features = wgpu::Features::empty();
+        if timestamps {
+            features |= TIMESTAMP_FEATURES;
+        }
+        if upload == GpuUpload::Direct {
+            features |= wgpu::Features::MAPPABLE_PRIMARY_BUFFERS;
+        }
         let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
             label: Some("blake3-batch"),
-            required_features: if timestamps {
-                TIMESTAMP_FEATURES
-            } else {
-                wgpu::Features::empty()
-            },
-            required_limits: limits.clone(),
+            required_features: features,
+            required_limits: limits,
             ..Default::default()
         }))
         .map_err(|error| unavailable(format!("adapter {} refused a device: {error}", info.name)))?;
-
         let faults = Arc::new(Mutex::new(Vec::new()));
         let sink = Arc::clone(&faults);
         device.on_uncaptured_error(Arc::new(move |error: wgpu::Error| {
@@ -135,34 +198,98 @@ impl GpuDevice {
         device.set_device_lost_callback(move |reason, message| {
             record(&sink, format!("device lost ({reason:?}): {message}"));
         });
+        GpuDevice::prepare(device, queue, info, settings, faults)
+    }
 
+    /// Works on the caller's device and queue, with the features and
+    /// limits they were created with. The caller's error handler and
+    /// device-lost callback stay theirs: the engine captures errors of its
+    /// own calls in error scopes and learns of a lost device from its waits.
+    pub(crate) fn adopt(
+        device: wgpu::Device,
+        queue: wgpu::Queue,
+        settings: DeviceSettings,
+    ) -> Result<GpuDevice, Error> {
+        let info = GpuInfo::from_device(&device);
+        GpuDevice::prepare(device, queue, info, settings, Arc::default())
+    }
+
+    /// Compiles the pipelines on an open device.
+    fn prepare(
+        device: wgpu::Device,
+        queue: wgpu::Queue,
+        info: GpuInfo,
+        settings: DeviceSettings,
+        faults: Arc<Mutex<Vec<String>>>,
+    ) -> Result<GpuDevice, Error> {
+        let limits = device.limits();
+        let workgroup_size = workgroup_size(settings.workgroup_size, &limits)?;
+        let upload = upload(settings.upload, device.features())?;
+        let timestamps = device.features().contains(TIMESTAMP_FEATURES);
         let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
-        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: Some("blake3.wgsl"),
-            source: wgpu::ShaderSource::Wgsl(SHADER.into()),
-        });
-        let bind_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-            label: Some("blake3-batch bindings"),
-            entries: &[
-                layout_entry(0, wgpu::BufferBindingType::Uniform),
-                layout_entry(1, wgpu::BufferBindingType::Storage { read_only: true }),
-                layout_entry(2, wgpu::BufferBindingType::Storage { read_only: true }),
-                layout_entry(3, wgpu::BufferBindingType::Storage { read_only: false }),
+        let storage = |read_only| wgpu::BufferBindingType::Storage { read_only };
+        // The slab's parameters are a storage buffer, not a uniform: Mesa's
+        // lavapipe compiles a shader variant for the values of uniforms that
+        // steer loops (the records' length), which cost every slab of
+        // records 4 to 10 ms there.
+        let bind_layout = layout_of(
+            &device,
+            &[storage(true), storage(true), storage(true), storage(false)],
+        );
+        let buffer_layout = layout_of(
+            &device,
+            &[
+                storage(true),
+                storage(true),
+                storage(true),
+                storage(false),
+                storage(false),
+                storage(true),
             ],
-        });
-        let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-            label: Some("blake3-batch layout"),
-            bind_group_layouts: &[Some(&bind_layout)],
-            immediate_size: 0,
-        });
-        let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-            label: Some("blake3-batch"),
-            layout: Some(&pipeline_layout),
-            module: &module,
-            entry_point: Some("main"),
-            compilation_options: Default::default(),
-            cache: None,
-        });
+        );
+        let constants = [("workgroup_size", f64::from(workgroup_size))];
+        let pipelines = |source: String, layout: &wgpu::BindGroupLayout, entries: &[&str]| {
+            let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+                label: Some("blake3-batch"),
+                source: wgpu::ShaderSource::Wgsl(source.into()),
+            });
+            let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+                label: Some("blake3-batch layout"),
+                bind_group_layouts: &[Some(layout)],
+                immediate_size: 0,
+            });
+            entries
+                .iter()
+                .map(|entry_point| {
+                    device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                        label: Some(entry_point),
+                        layout: Some(&pipeline_layout),
+                        module: &module,
+                        entry_point: Some(entry_point),
+                        compilation_options: wgpu::PipelineCompilationOptions {
+                            constants: &constants,
+                            ..Default::default()
+                        },
+                        cache: None,
+                    })
+                })
+                .collect::<Vec<_>>()
+        };
+        let [table_pipeline, records_pipeline] =
+            pipelines(slab_shader(), &bind_layout, &[TABLE_ENTRY, RECORDS_ENTRY])
+                .try_into()
+                .unwrap_or_else(|_| unreachable!("two entries, two pipelines"));
+        let [check_packed, hash_packed, hash_records] = pipelines(
+            buffer_shader(),
+            &buffer_layout,
+            &[
+                CHECK_PACKED_ENTRY,
+                HASH_PACKED_ENTRY,
+                HASH_BUFFER_RECORDS_ENTRY,
+            ],
+        )
+        .try_into()
+        .unwrap_or_else(|_| unreachable!("three entries, three pipelines"));
         if let Some(error) = pollster::block_on(scope.pop()) {
             return Err(unavailable(format!(
                 "the BLAKE3 shader did not compile on {}: {error}",
@@ -173,8 +300,17 @@ impl GpuDevice {
         Ok(GpuDevice {
             device,
             queue,
-            pipeline,
+            table_pipeline,
+            records_pipeline,
             bind_layout,
+            buffers: BufferPipelines {
+                layout: buffer_layout,
+                check_packed,
+                hash_packed,
+                hash_records,
+            },
+            workgroup_size,
+            upload,
             info,
             limits,
             timestamp_period,
@@ -230,6 +366,54 @@ impl GpuDevice {
     }
 }
 
+/// The workgroup size the builder or `B3BATCH_GPU_WORKGROUP` asks for, or
+/// the default; an error if the adapter cannot run it.
+fn workgroup_size(asked: Option<u32>, limits: &wgpu::Limits) -> Result<u32, Error> {
+    let (size, from) = match (asked, std::env::var(WORKGROUP_ENV)) {
+        (Some(size), _) => (Some(size), "EngineBuilder::gpu_workgroup_size".to_owned()),
+        (None, Ok(value)) => (
+            value.trim().parse().ok(),
+            format!("{WORKGROUP_ENV}={value}"),
+        ),
+        (None, Err(_)) => return Ok(DEFAULT_WORKGROUP_SIZE),
+    };
+    let most = limits
+        .max_compute_workgroup_size_x
+        .min(limits.max_compute_invocations_per_workgroup);
+    match size {
+        Some(size) if size.is_power_of_two() && (32..=most).contains(&size) => Ok(size),
+        _ => Err(unavailable(format!(
+            "{from}: the workgroup size must be a power of two from 32 to {most} \
+             (this adapter's largest)"
+        ))),
+    }
+}
+
+/// The upload the builder or `B3BATCH_GPU_UPLOAD` asks for, or
+/// [`GpuUpload::Copy`]; an error if the adapter cannot do it.
+fn upload(asked: Option<GpuUpload>, features: wgpu::Features) -> Result<GpuUpload, Error> {
+    let (upload, from) = match (asked, std::env::var(UPLOAD_ENV)) {
+        (Some(upload), _) => (upload, "EngineBuilder::gpu_upload".to_owned()),
+        (None, Ok(value)) => match value.trim() {
+            "copy" => (GpuUpload::Copy, String::new()),
+            "direct" => (GpuUpload::Direct, format!("{UPLOAD_ENV}={value}")),
+            other => {
+                return Err(unavailable(format!(
+                    "{UPLOAD_ENV}={other} names no upload; use copy or direct"
+                )))
+            }
+        },
+        (None, Err(_)) => return Ok(GpuUpload::Copy),
+    };
+    if upload == GpuUpload::Direct && !features.contains(wgpu::Features::MAPPABLE_PRIMARY_BUFFERS) {
+        return Err(unavailable(format!(
+            "{from} asks for the direct upload, but this adapter cannot map storage \
+             buffers (MAPPABLE_PRIMARY_BUFFERS); use GpuUpload::Copy"
+        )));
+    }
+    Ok(upload)
+}
+
 fn record(faults: &Mutex<Vec<String>>, message: String) {
     faults
         .lock()
@@ -246,15 +430,23 @@ pub(crate) fn gpu_failed(operation: &str, reason: String) -> Error {
     .into()
 }
 
-fn layout_entry(binding: u32, ty: wgpu::BufferBindingType) -> wgpu::BindGroupLayoutEntry {
-    wgpu::BindGroupLayoutEntry {
-        binding,
-        visibility: wgpu::ShaderStages::COMPUTE,
-        ty: wgpu::BindingType::Buffer {
-            ty,
-            has_dynamic_offset: false,
-            min_binding_size: None,
-        },
-        count: None,
-    }
+/// A layout of buffer bindings `0..types.len()` for compute.
+fn layout_of(device: &wgpu::Device, types: &[wgpu::BufferBindingType]) -> wgpu::BindGroupLayout {
+    let entries: Vec<_> = (0..)
+        .zip(types)
+        .map(|(binding, &ty)| wgpu::BindGroupLayoutEntry {
+            binding,
+            visibility: wgpu::ShaderStages::COMPUTE,
+            ty: wgpu::BindingType::Buffer {
+                ty,
+                has_dynamic_offset: false,
+                min_binding_size: None,
+            },
+            count: None,
+        })
+        .collect();
+    device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+        label: Some("blake3-batch bindings"),
+        entries: &entries,
+    })
 }

@@ -70,8 +70,16 @@ pub struct GpuInfo {
 
 impl GpuInfo {
     pub(crate) fn from_adapter(adapter: &wgpu::Adapter) -> GpuInfo {
-        let info = adapter.get_info();
-        let limits = adapter.limits();
+        GpuInfo::new(adapter.get_info(), &adapter.limits(), adapter.features())
+    }
+
+    /// What the device a caller handed the engine runs on, within the
+    /// limits and features it was created with.
+    pub(crate) fn from_device(device: &wgpu::Device) -> GpuInfo {
+        GpuInfo::new(device.adapter_info(), &device.limits(), device.features())
+    }
+
+    fn new(info: wgpu::AdapterInfo, limits: &wgpu::Limits, features: wgpu::Features) -> GpuInfo {
         GpuInfo {
             name: info.name,
             api: format!("{:?}", info.backend),
@@ -84,9 +92,7 @@ impl GpuInfo {
             max_storage_buffer_binding_size: limits.max_storage_buffer_binding_size,
             max_buffer_size: limits.max_buffer_size,
             max_compute_workgroups_per_dimension: limits.max_compute_workgroups_per_dimension,
-            timestamps: adapter
-                .features()
-                .contains(super::device::TIMESTAMP_FEATURES),
+            timestamps: features.contains(super::device::TIMESTAMP_FEATURES),
         }
     }
 }

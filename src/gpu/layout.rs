@@ -1,13 +1,46 @@
-//! Rust mirrors of the shader's bindings (`shaders/blake3.wgsl`): the uniform
+//! Rust mirrors of the shaders' bindings (`shaders/*.wgsl`): the parameter
 //! block, the per-blob table entry and the constants both sides share.
 
 use crate::mode::ModeWords;
 
-/// The WGSL source, compiled into the library.
-pub(crate) const SHADER: &str = include_str!("../../shaders/blake3.wgsl");
+/// The compression shared by both shaders (`shaders/compress.wgsl`).
+const COMPRESS: &str = include_str!("../../shaders/compress.wgsl");
 
-/// Invocations per workgroup (`WORKGROUP_SIZE` in the shader).
-pub(crate) const WORKGROUP_SIZE: u32 = 64;
+/// The shader over the CPU's slabs: the compression, then its entry points.
+pub(crate) fn slab_shader() -> String {
+    [COMPRESS, include_str!("../../shaders/slabs.wgsl")].concat()
+}
+
+/// The shader over the caller's buffers: the compression, then its entry
+/// points.
+pub(crate) fn buffer_shader() -> String {
+    [COMPRESS, include_str!("../../shaders/buffers.wgsl")].concat()
+}
+
+/// `buffers.wgsl`'s entry points.
+pub(crate) const CHECK_PACKED_ENTRY: &str = "check_packed";
+pub(crate) const HASH_PACKED_ENTRY: &str = "hash_packed";
+pub(crate) const HASH_BUFFER_RECORDS_ENTRY: &str = "hash_records";
+
+/// Bits of the status word `check_packed` sets (`DECREASING`, `PAST_DATA`,
+/// `TOO_LONG` in the shader).
+pub(crate) const STATUS_DECREASING: u32 = 1;
+pub(crate) const STATUS_PAST_DATA: u32 = 2;
+pub(crate) const STATUS_TOO_LONG: u32 = 4;
+
+/// Invocations per workgroup unless `B3BATCH_GPU_WORKGROUP` says otherwise
+/// (the shader's `workgroup_size` override).
+pub(crate) const DEFAULT_WORKGROUP_SIZE: u32 = 64;
+
+/// The shader's entry point for blobs found through the table.
+pub(crate) const TABLE_ENTRY: &str = "hash_table";
+
+/// The shader's entry point for blobs of one length at a fixed stride.
+pub(crate) const RECORDS_ENTRY: &str = "hash_records";
+
+/// Bytes the shader loads at once (a `vec4<u32>`): every blob starts on a
+/// multiple of it in the data buffer.
+pub(crate) const LOAD_BYTES: usize = 16;
 
 /// Table length marking a blob the shader skips (`SKIP` in the shader): one
 /// over 1024 bytes, hashed on the CPU instead.
@@ -22,32 +55,44 @@ pub(crate) const ENTRY_BYTES: u64 = 8;
 /// Bytes of one digest in the output buffer.
 pub(crate) const DIGEST_BYTES: u64 = 32;
 
-/// The shader's `Params` uniform: 48 bytes, 16-byte aligned.
+/// The slab shader's `Params`: 48 bytes, 16-byte aligned.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[repr(C)]
 pub(crate) struct Params {
     pub key: [u32; 8],
     pub base_flags: u32,
     pub count: u32,
-    pub pad: [u32; 2],
+    /// `hash_records` only: every blob's length in bytes.
+    pub record_len: u32,
+    /// `hash_records` only: how far apart blobs start, in [`LOAD_BYTES`].
+    pub record_stride: u32,
 }
 
 impl Params {
-    pub(crate) fn new(words: ModeWords, count: u32) -> Params {
+    /// Parameters for `count` blobs found through the table.
+    pub(crate) fn table(words: ModeWords, count: u32) -> Params {
+        Params::records(words, count, 0, 0)
+    }
+
+    /// Parameters for `count` blobs of `len` bytes, `stride` loads apart.
+    pub(crate) fn records(words: ModeWords, count: u32, len: u32, stride: u32) -> Params {
         Params {
             key: words.key,
             base_flags: words.flags,
             count,
-            pad: [0; 2],
+            record_len: len,
+            record_stride: stride,
         }
     }
 
-    /// The uniform's bytes, little-endian as WGSL reads them.
+    /// The parameters' bytes, little-endian as WGSL reads them.
     pub(crate) fn to_bytes(self) -> [u8; 48] {
         let mut words = [0u32; 12];
         words[..8].copy_from_slice(&self.key);
         words[8] = self.base_flags;
         words[9] = self.count;
+        words[10] = self.record_len;
+        words[11] = self.record_stride;
         let mut bytes = [0u8; 48];
         for (chunk, word) in bytes.chunks_exact_mut(4).zip(words) {
             chunk.copy_from_slice(&word.to_le_bytes());
@@ -56,19 +101,54 @@ impl Params {
     }
 }
 
+/// The buffer shader's `BufferParams`: 64 bytes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct BufferParams {
+    pub key: [u32; 8],
+    pub base_flags: u32,
+    pub count: u32,
+    pub first_byte: u32,
+    pub record_len: u32,
+    pub offset_words: u32,
+    pub data_bytes: u32,
+    pub row: u32,
+}
+
+impl BufferParams {
+    /// The parameters' bytes, little-endian as WGSL reads them.
+    pub(crate) fn to_bytes(self) -> [u8; 64] {
+        let mut words = [0u32; 16];
+        words[..8].copy_from_slice(&self.key);
+        words[8..15].copy_from_slice(&[
+            self.base_flags,
+            self.count,
+            self.first_byte,
+            self.record_len,
+            self.offset_words,
+            self.data_bytes,
+            self.row,
+        ]);
+        let mut bytes = [0u8; 64];
+        for (chunk, word) in bytes.chunks_exact_mut(4).zip(words) {
+            chunk.copy_from_slice(&word.to_le_bytes());
+        }
+        bytes
+    }
+}
+
 /// One table entry's bytes: where the blob starts in the data buffer (in
-/// 32-bit words) and its length in bytes (or [`SKIP`]).
-pub(crate) fn entry_bytes(word_offset: u32, len: u32) -> [u8; 8] {
+/// [`LOAD_BYTES`]) and its length in bytes (or [`SKIP`]).
+pub(crate) fn entry_bytes(load_offset: u32, len: u32) -> [u8; 8] {
     let mut bytes = [0u8; 8];
-    bytes[..4].copy_from_slice(&word_offset.to_le_bytes());
+    bytes[..4].copy_from_slice(&load_offset.to_le_bytes());
     bytes[4..].copy_from_slice(&len.to_le_bytes());
     bytes
 }
 
 /// Bytes a blob takes in the data buffer: its length rounded up to a whole
-/// 32-bit word, so every blob starts on a word the shader can load.
+/// load, so every blob starts where the shader can load it.
 pub(crate) fn padded_len(len: usize) -> usize {
-    len.next_multiple_of(4)
+    len.next_multiple_of(LOAD_BYTES)
 }
 
 #[cfg(test)]
@@ -77,8 +157,30 @@ mod tests {
 
     #[test]
     fn shader_constants_match_the_mirrors() {
-        assert!(SHADER.contains(&format!("const WORKGROUP_SIZE: u32 = {WORKGROUP_SIZE}u;")));
-        assert!(SHADER.contains("const SKIP: u32 = 0xffffffffu;"));
+        let (slabs, buffers) = (slab_shader(), buffer_shader());
+        let workgroup = format!("override workgroup_size: u32 = {DEFAULT_WORKGROUP_SIZE}u;");
+        assert!(slabs.contains(&workgroup) && buffers.contains(&workgroup));
+        assert!(slabs.contains("const SKIP: u32 = 0xffffffffu;"));
+        for entry in [TABLE_ENTRY, RECORDS_ENTRY] {
+            assert!(slabs.contains(&format!("fn {entry}(")), "{entry}");
+        }
+        for entry in [
+            CHECK_PACKED_ENTRY,
+            HASH_PACKED_ENTRY,
+            HASH_BUFFER_RECORDS_ENTRY,
+        ] {
+            assert!(buffers.contains(&format!("fn {entry}(")), "{entry}");
+        }
+        for (name, bit) in [
+            ("DECREASING", STATUS_DECREASING),
+            ("PAST_DATA", STATUS_PAST_DATA),
+            ("TOO_LONG", STATUS_TOO_LONG),
+        ] {
+            assert!(
+                buffers.contains(&format!("const {name}: u32 = {bit}u;")),
+                "{name}"
+            );
+        }
         assert_eq!(SKIP, 0xffff_ffff);
         assert_eq!(std::mem::size_of::<Params>(), 48);
     }
@@ -89,10 +191,12 @@ mod tests {
             key: [1, 2, 3, 4, 5, 6, 7, 0x0102_0304],
             flags: 16,
         };
-        let bytes = Params::new(words, 9).to_bytes();
+        let bytes = Params::records(words, 9, 100, 7).to_bytes();
         assert_eq!(bytes[28..32], [4, 3, 2, 1]);
         assert_eq!(bytes[32..36], 16u32.to_le_bytes());
         assert_eq!(bytes[36..40], 9u32.to_le_bytes());
-        assert_eq!(bytes[40..], [0; 8]);
+        assert_eq!(bytes[40..44], 100u32.to_le_bytes());
+        assert_eq!(bytes[44..], 7u32.to_le_bytes());
+        assert_eq!(Params::table(words, 9).to_bytes()[40..], [0; 8]);
     }
 }

@@ -6,25 +6,32 @@
 //! stays within the budget whatever the batch size. Blobs over 1 KiB are
 //! hashed on the CPU at the same time.
 
+mod buffers;
 mod device;
 mod info;
 mod layout;
+mod pack;
 mod slab;
 
 use std::collections::VecDeque;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+pub use buffers::{GpuBlobs, GpuOffsets};
+pub use device::GpuUpload;
 pub use info::{GpuDeviceType, GpuInfo, GpuTimings};
 
 use self::device::GpuDevice;
 use self::layout::MAX_GPU_BLOB;
-use self::slab::{Packed, Slab, SlabPlan, SLABS};
+use self::pack::{Packed, SlabLayout};
+use self::slab::{Slab, SlabPlan, SLABS};
 use crate::blobs::BlobSource;
+use crate::cpu::batch::Threads;
 use crate::error::Error;
 use crate::mode::ModeWords;
 
-pub(crate) use device::DEFAULT_TIMEOUT;
+pub(crate) use buffers::Digests;
+pub(crate) use device::{DeviceSettings, DEFAULT_TIMEOUT};
 
 /// Default GPU memory the engine may hold for one batch's slabs.
 pub(crate) const DEFAULT_BUDGET: u64 = 256 << 20;
@@ -54,9 +61,13 @@ struct InFlight {
 
 impl Gpu {
     /// Opens the adapter and plans slabs within `budget` bytes.
-    pub(crate) fn open(budget: u64, timeout: Duration) -> Result<Gpu, Error> {
-        let device = GpuDevice::open()?;
-        let plan = SlabPlan::new(budget, &device.limits)?;
+    pub(crate) fn open(
+        budget: u64,
+        timeout: Duration,
+        settings: DeviceSettings,
+    ) -> Result<Gpu, Error> {
+        let device = GpuDevice::open(settings)?;
+        let plan = SlabPlan::new(budget, &device.limits, device.workgroup_size)?;
         Ok(Gpu {
             device,
             plan,
@@ -64,6 +75,84 @@ impl Gpu {
             slabs: Mutex::new(Vec::new()),
             last_timings: Mutex::new(None),
         })
+    }
+
+    /// Works on the caller's device and queue instead of opening one.
+    pub(crate) fn adopt(
+        device: wgpu::Device,
+        queue: wgpu::Queue,
+        budget: u64,
+        timeout: Duration,
+        settings: DeviceSettings,
+    ) -> Result<Gpu, Error> {
+        let device = GpuDevice::adopt(device, queue, settings)?;
+        let plan = SlabPlan::new(budget, &device.limits, device.workgroup_size)?;
+        Ok(Gpu {
+            device,
+            plan,
+            timeout,
+            slabs: Mutex::new(Vec::new()),
+            last_timings: Mutex::new(None),
+        })
+    }
+
+    /// The device and queue the engine works on.
+    pub(crate) fn wgpu(&self) -> (&wgpu::Device, &wgpu::Queue) {
+        (&self.device.device, &self.device.queue)
+    }
+
+    /// How blobs reach the shader and the workgroup size, as opened.
+    pub(crate) fn settings(&self) -> (GpuUpload, u32) {
+        (self.device.upload, self.device.workgroup_size)
+    }
+
+    /// Hashes blobs that are already in GPU buffers ([`buffers::hash`]).
+    pub(crate) fn hash_buffers(
+        &self,
+        words: ModeWords,
+        blobs: GpuBlobs,
+        digests: buffers::Digests,
+    ) -> Result<(), Error> {
+        let timings = buffers::hash(&self.device, words, blobs, digests, self.timeout)?;
+        *lock(&self.last_timings) = Some(timings);
+        Ok(())
+    }
+
+    /// The time to copy `bytes` from mapped host memory into device memory,
+    /// as a slab's upload does, after the buffers exist: the bound on any
+    /// path from host memory to this GPU.
+    pub(crate) fn bus_time(&self, bytes: u64) -> Result<Duration, Error> {
+        let gpu = &self.device;
+        let piece = bytes.clamp(4, gpu.limits.max_buffer_size) / 4 * 4;
+        let buffer = |label, usage, mapped| {
+            gpu.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(label),
+                size: piece,
+                usage,
+                mapped_at_creation: mapped,
+            })
+        };
+        use wgpu::BufferUsages as U;
+        let staging = buffer("bus staging", U::MAP_WRITE | U::COPY_SRC, true);
+        {
+            let mut view = staging.get_mapped_range_mut(..).map_err(|error| {
+                device::gpu_failed("filling a staging buffer", error.to_string())
+            })?;
+            view.slice(..).fill(0x5A);
+        }
+        staging.unmap();
+        let target = buffer("bus target", U::COPY_DST | U::STORAGE, false);
+        let started = Instant::now();
+        let mut left = bytes;
+        while left > 0 {
+            let size = left.min(piece) / 4 * 4;
+            let mut encoder = gpu.device.create_command_encoder(&Default::default());
+            encoder.copy_buffer_to_buffer(&staging, 0, &target, 0, size.max(4));
+            let submission = gpu.queue.submit([encoder.finish()]);
+            gpu.wait(submission, self.timeout)?;
+            left = left.saturating_sub(size.max(4));
+        }
+        Ok(started.elapsed())
     }
 
     /// The adapter in use.
@@ -77,13 +166,15 @@ impl Gpu {
     }
 
     /// Hashes the blobs of at most 1 KiB of `source` into their slots of
-    /// `out`; slots of larger blobs are left for the caller.
+    /// `out`, packing slabs on `threads`; slots of larger blobs are left for
+    /// the caller.
     pub(crate) fn hash<S: BlobSource>(
         &self,
         words: ModeWords,
         source: &S,
         out: &mut [[u8; 32]],
         cpu_blobs: usize,
+        threads: Threads,
     ) -> Result<(), Error> {
         let started = Instant::now();
         let mut timings = GpuTimings {
@@ -91,7 +182,7 @@ impl Gpu {
             ..GpuTimings::default()
         };
         let mut slabs = lock(&self.slabs);
-        let streamed = self.stream(&mut slabs, words, source, out, &mut timings);
+        let streamed = self.stream(&mut slabs, words, source, out, threads, &mut timings);
         if streamed.is_err() {
             // A failed batch leaves maps half done: start the next afresh.
             slabs.clear();
@@ -111,6 +202,7 @@ impl Gpu {
         words: ModeWords,
         source: &S,
         out: &mut [[u8; 32]],
+        threads: Threads,
         timings: &mut GpuTimings,
     ) -> Result<(), Error> {
         let mut gpu_stages = self.device.timestamp_period.map(|_| [Duration::ZERO; 3]);
@@ -130,13 +222,16 @@ impl Gpu {
                 slab.ready_to_pack(&self.device, self.timeout)?;
                 timings.wait += clock.elapsed();
                 let clock = Instant::now();
-                let packed = slab.pack(source, next_blob)?;
+                let packed = slab.pack(source, next_blob, threads)?;
                 timings.pack += clock.elapsed();
                 slab.submit(&self.device, &packed, words);
                 timings.slabs += 1;
                 timings.gpu_blobs += packed.blobs.len();
-                timings.bytes_uploaded +=
-                    packed.data_bytes + packed.blobs.len() as u64 * layout::ENTRY_BYTES;
+                timings.bytes_uploaded += packed.data_bytes
+                    + match packed.layout {
+                        SlabLayout::Table => packed.count() * layout::ENTRY_BYTES,
+                        SlabLayout::Records { .. } => 0,
+                    };
                 next_blob = packed.blobs.end;
                 in_flight.push_back(InFlight {
                     slab: next_slab,
@@ -193,7 +288,11 @@ mod tests {
     /// A GPU with small slabs, or `None` (with a line on stderr) where the
     /// machine has no adapter and `B3BATCH_REQUIRE_GPU=1` is not set.
     fn open_small() -> Option<Gpu> {
-        match Gpu::open(64 * 1024, Duration::from_secs(20)) {
+        match Gpu::open(
+            64 * 1024,
+            Duration::from_secs(20),
+            DeviceSettings::default(),
+        ) {
             Ok(gpu) => Some(gpu),
             Err(error) => {
                 assert!(
@@ -209,7 +308,7 @@ mod tests {
     fn hash(gpu: &Gpu, blobs: &[Vec<u8>]) -> Result<Vec<[u8; 32]>, Error> {
         let words = Mode::Hash.words(|_| unreachable!("no context in Mode::Hash"));
         let mut out = vec![[0u8; 32]; blobs.len()];
-        gpu.hash(words, &Slices(blobs), &mut out, 0)?;
+        gpu.hash(words, &Slices(blobs), &mut out, 0, Threads::One)?;
         Ok(out)
     }
 
@@ -230,23 +329,22 @@ mod tests {
     #[test]
     fn slab_plans_respect_the_budget_and_the_limits() {
         let limits = wgpu::Limits::default();
-        let plan = SlabPlan::new(SlabPlan::MIN_BUDGET, &limits).unwrap();
+        let wg = layout::DEFAULT_WORKGROUP_SIZE;
+        let plan = SlabPlan::new(SlabPlan::MIN_BUDGET, &limits, wg).unwrap();
         assert!(plan.data_bytes >= MAX_GPU_BLOB as u64 && plan.entries >= 1);
-        let plan = SlabPlan::new(64 << 30, &limits).unwrap();
+        let plan = SlabPlan::new(64 << 30, &limits, wg).unwrap();
         assert!(plan.data_bytes <= limits.max_storage_buffer_binding_size);
         assert!(
-            plan.entries
-                <= u64::from(limits.max_compute_workgroups_per_dimension)
-                    * u64::from(layout::WORKGROUP_SIZE)
+            plan.entries <= u64::from(limits.max_compute_workgroups_per_dimension) * u64::from(wg)
         );
         assert!(plan.entries * layout::DIGEST_BYTES <= limits.max_storage_buffer_binding_size);
         for budget in [SlabPlan::MIN_BUDGET, 1 << 20, 256 << 20] {
-            let plan = SlabPlan::new(budget, &limits).unwrap();
+            let plan = SlabPlan::new(budget, &limits, wg).unwrap();
             let per_slab = 2 * (plan.data_bytes + plan.entries * layout::ENTRY_BYTES)
                 + 2 * plan.entries * layout::DIGEST_BYTES;
             assert!(per_slab * SLABS as u64 <= budget, "{budget}: {plan:?}");
         }
-        let error = SlabPlan::new(SlabPlan::MIN_BUDGET - 1, &limits).unwrap_err();
+        let error = SlabPlan::new(SlabPlan::MIN_BUDGET - 1, &limits, wg).unwrap_err();
         assert!(matches!(error.kind(), ErrorKind::GpuMemoryBudget { .. }));
     }
 }

@@ -6,15 +6,14 @@
 //! copy out) → read back (readback mapped) → packed again once its staging
 //! buffer is mapped anew. The stream keeps several slabs at different steps.
 
-use std::ops::Range;
 use std::sync::mpsc::{channel, Receiver, TryRecvError};
 use std::time::Duration;
 
-use super::device::{gpu_failed, GpuDevice};
-use super::layout::{
-    entry_bytes, padded_len, Params, DIGEST_BYTES, ENTRY_BYTES, MAX_GPU_BLOB, SKIP, WORKGROUP_SIZE,
-};
+use super::device::{gpu_failed, GpuDevice, GpuUpload};
+use super::layout::{Params, DIGEST_BYTES, ENTRY_BYTES, LOAD_BYTES, MAX_GPU_BLOB};
+use super::pack::{pack, Packed, SlabLayout};
 use crate::blobs::BlobSource;
+use crate::cpu::batch::Threads;
 use crate::error::{Error, ErrorKind};
 use crate::mode::ModeWords;
 
@@ -29,7 +28,7 @@ const STAMP_BYTES: u64 = STAMPS as u64 * 8;
 /// How big each slab is on a given device and budget.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct SlabPlan {
-    /// Bytes of blob data one slab holds (a multiple of 4).
+    /// Bytes of blob data one slab holds (a multiple of [`LOAD_BYTES`]).
     pub data_bytes: u64,
     /// Blobs (table entries, digests) one slab holds.
     pub entries: u64,
@@ -45,7 +44,13 @@ impl SlabPlan {
     /// A slab holds its data and table twice (staging and device copies) and
     /// its digests twice (device and readback): half the slab's share goes
     /// to data, half to per-blob table and digests (80 bytes per blob).
-    pub(crate) fn new(budget: u64, limits: &wgpu::Limits) -> Result<SlabPlan, Error> {
+    /// A dispatch holds at most `max_compute_workgroups_per_dimension`
+    /// workgroups of `workgroup_size` invocations.
+    pub(crate) fn new(
+        budget: u64,
+        limits: &wgpu::Limits,
+        workgroup_size: u32,
+    ) -> Result<SlabPlan, Error> {
         if budget < Self::MIN_BUDGET {
             return Err(ErrorKind::GpuMemoryBudget {
                 budget,
@@ -57,9 +62,10 @@ impl SlabPlan {
         let largest = limits
             .max_storage_buffer_binding_size
             .min(limits.max_buffer_size);
-        let data_bytes = (share / 4).min(largest / 2) / 4 * 4;
+        let load = LOAD_BYTES as u64;
+        let data_bytes = (share / 4).min(largest / 2) / load * load;
         let dispatchable =
-            u64::from(limits.max_compute_workgroups_per_dimension) * u64::from(WORKGROUP_SIZE);
+            u64::from(limits.max_compute_workgroups_per_dimension) * u64::from(workgroup_size);
         let entries = (share / (4 * (ENTRY_BYTES + DIGEST_BYTES)))
             .min(largest / DIGEST_BYTES)
             .min(dispatchable)
@@ -70,30 +76,13 @@ impl SlabPlan {
         })
     }
 
-    fn table_bytes(self) -> u64 {
+    pub(crate) fn table_bytes(self) -> u64 {
         self.entries * ENTRY_BYTES
     }
 }
 
-/// What one packing step put into a slab.
-#[derive(Clone, Debug)]
-pub(crate) struct Packed {
-    /// The blobs of the batch in this slab (some may be skipped).
-    pub blobs: Range<usize>,
-    /// Bytes of blob data, padding included.
-    pub data_bytes: u64,
-    /// Whether any blob in the range was left to the CPU.
-    pub skipped: bool,
-}
-
-impl Packed {
-    fn count(&self) -> u64 {
-        self.blobs.len() as u64
-    }
-}
-
 /// A pending buffer map.
-struct MapWait {
+pub(crate) struct MapWait {
     submission: wgpu::SubmissionIndex,
     done: Receiver<Result<(), wgpu::BufferAsyncError>>,
 }
@@ -101,9 +90,12 @@ struct MapWait {
 /// The buffers of one slab.
 pub(crate) struct Slab {
     plan: SlabPlan,
+    /// Mapped for packing: the table, then the data from `data_offset`.
+    /// With [`GpuUpload::Direct`] the shader reads it in place.
     staging: wgpu::Buffer,
-    table: wgpu::Buffer,
-    data: wgpu::Buffer,
+    data_offset: u64,
+    /// The device's copies of table and data, with [`GpuUpload::Copy`].
+    device_input: Option<(wgpu::Buffer, wgpu::Buffer)>,
     digests: wgpu::Buffer,
     readback: wgpu::Buffer,
     params: wgpu::Buffer,
@@ -127,15 +119,26 @@ impl Slab {
         };
         use wgpu::BufferUsages as U;
         let table_bytes = plan.table_bytes();
+        // The data's binding starts on the device's offset alignment.
+        let data_offset =
+            table_bytes.next_multiple_of(u64::from(gpu.limits.min_storage_buffer_offset_alignment));
         let digest_bytes = plan.entries * DIGEST_BYTES;
+        let (staging_usage, device_input) = match gpu.upload {
+            GpuUpload::Copy => (
+                U::MAP_WRITE | U::COPY_SRC,
+                Some((
+                    buffer("table", table_bytes, U::STORAGE | U::COPY_DST, false),
+                    buffer("data", plan.data_bytes, U::STORAGE | U::COPY_DST, false),
+                )),
+            ),
+            GpuUpload::Direct => (U::MAP_WRITE | U::STORAGE, None),
+        };
         let staging = buffer(
             "staging",
-            table_bytes + plan.data_bytes,
-            U::MAP_WRITE | U::COPY_SRC,
+            data_offset + plan.data_bytes,
+            staging_usage,
             true,
         );
-        let table = buffer("table", table_bytes, U::STORAGE | U::COPY_DST, false);
-        let data = buffer("data", plan.data_bytes, U::STORAGE | U::COPY_DST, false);
         let digests = buffer("digests", digest_bytes, U::STORAGE | U::COPY_SRC, false);
         let readback = buffer(
             "readback",
@@ -143,15 +146,22 @@ impl Slab {
             U::MAP_READ | U::COPY_DST,
             false,
         );
-        let params = buffer("params", 48, U::UNIFORM | U::COPY_DST, false);
+        let params = buffer("params", 48, U::STORAGE | U::COPY_DST, false);
+        let (table, data) = match &device_input {
+            Some((table, data)) => (whole(table), whole(data)),
+            None => (
+                part(&staging, 0, table_bytes),
+                part(&staging, data_offset, plan.data_bytes),
+            ),
+        };
         let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some("blake3-batch slab"),
             layout: &gpu.bind_layout,
             entries: &[
-                binding(0, &params),
-                binding(1, &table),
-                binding(2, &data),
-                binding(3, &digests),
+                entry(0, whole(&params)),
+                entry(1, table),
+                entry(2, data),
+                entry(3, whole(&digests)),
             ],
         });
         let stamps = gpu.timestamp_period.map(|_| {
@@ -166,8 +176,8 @@ impl Slab {
         Slab {
             plan,
             staging,
-            table,
-            data,
+            data_offset,
+            device_input,
             digests,
             readback,
             params,
@@ -193,53 +203,24 @@ impl Slab {
     }
 
     /// Packs blobs from `start` on into the mapped staging buffer until the
-    /// slab or the batch is full: the table entry of every blob, and the
-    /// bytes (zero-padded to a word) of those of at most 1 KiB.
+    /// slab or the batch is full ([`pack`]).
     pub(crate) fn pack<S: BlobSource>(
         &mut self,
         source: &S,
         start: usize,
+        threads: Threads,
     ) -> Result<Packed, Error> {
         let table_bytes = self.plan.table_bytes() as usize;
-        let capacity = self.plan.data_bytes as usize;
         let mut view = self
             .staging
             .get_mapped_range_mut(..)
             .map_err(|error| gpu_failed("packing a slab", error.to_string()))?;
-        let (mut table, mut data) = view.slice(..).split_at(table_bytes);
-        let end = source.count().min(start + self.plan.entries as usize);
-        let mut used = 0usize;
-        let mut skipped = false;
-        let mut index = start;
-        while index < end {
-            let blob = source.blob(index);
-            let slot = (index - start) * ENTRY_BYTES as usize;
-            let entry = if blob.len() > MAX_GPU_BLOB {
-                skipped = true;
-                entry_bytes(0, SKIP)
-            } else {
-                let padded = padded_len(blob.len());
-                if used + padded > capacity {
-                    break;
-                }
-                data.slice(used..used + blob.len()).copy_from_slice(blob);
-                data.slice(used + blob.len()..used + padded).fill(0);
-                // Both fit in u32: capacity is within a storage binding
-                // (checked in SlabPlan::new) and blob.len() <= 1024.
-                let entry = entry_bytes((used / 4) as u32, blob.len() as u32);
-                used += padded;
-                entry
-            };
-            table.slice(slot..slot + 8).copy_from_slice(&entry);
-            index += 1;
-        }
+        let (table, data) = view.slice(..).split_at(self.data_offset as usize);
+        let table = table.into_slice(..table_bytes);
+        let packed = pack(source, start, self.plan, table, data, threads);
         drop(view);
         self.staging.unmap();
-        Ok(Packed {
-            blobs: start..index,
-            data_bytes: used as u64,
-            skipped,
-        })
+        Ok(packed)
     }
 
     /// Records and submits upload, dispatch and download for a packed slab,
@@ -247,11 +228,14 @@ impl Slab {
     /// buffer to be mapped when the GPU is done.
     pub(crate) fn submit(&mut self, gpu: &GpuDevice, packed: &Packed, words: ModeWords) {
         let count = packed.count();
-        gpu.queue.write_buffer(
-            &self.params,
-            0,
-            &Params::new(words, count as u32).to_bytes(),
-        );
+        let (params, pipeline) = match packed.layout {
+            SlabLayout::Table => (Params::table(words, count as u32), &gpu.table_pipeline),
+            SlabLayout::Records { len, stride } => (
+                Params::records(words, count as u32, len, stride),
+                &gpu.records_pipeline,
+            ),
+        };
+        gpu.queue.write_buffer(&self.params, 0, &params.to_bytes());
         let mut encoder = gpu
             .device
             .create_command_encoder(&wgpu::CommandEncoderDescriptor {
@@ -263,16 +247,14 @@ impl Slab {
             }
         };
         stamp(&mut encoder, 0);
-        encoder.copy_buffer_to_buffer(&self.staging, 0, &self.table, 0, count * ENTRY_BYTES);
-        if packed.data_bytes > 0 {
-            let data_start = self.plan.table_bytes();
-            encoder.copy_buffer_to_buffer(
-                &self.staging,
-                data_start,
-                &self.data,
-                0,
-                packed.data_bytes,
-            );
+        if let Some((table, data)) = &self.device_input {
+            if packed.layout == SlabLayout::Table {
+                encoder.copy_buffer_to_buffer(&self.staging, 0, table, 0, count * ENTRY_BYTES);
+            }
+            if packed.data_bytes > 0 {
+                let (from, bytes) = (self.data_offset, packed.data_bytes);
+                encoder.copy_buffer_to_buffer(&self.staging, from, data, 0, bytes);
+            }
         }
         stamp(&mut encoder, 1);
         {
@@ -280,9 +262,10 @@ impl Slab {
                 label: Some("blake3"),
                 timestamp_writes: None,
             });
-            pass.set_pipeline(&gpu.pipeline);
+            pass.set_pipeline(pipeline);
             pass.set_bind_group(0, &self.bind_group, &[]);
-            pass.dispatch_workgroups(count.div_ceil(u64::from(WORKGROUP_SIZE)) as u32, 1, 1);
+            let groups = count.div_ceil(u64::from(gpu.workgroup_size));
+            pass.dispatch_workgroups(groups as u32, 1, 1);
         }
         stamp(&mut encoder, 2);
         encoder.copy_buffer_to_buffer(&self.digests, 0, &self.readback, 0, count * DIGEST_BYTES);
@@ -352,15 +335,33 @@ impl Slab {
     }
 }
 
-fn binding(index: u32, buffer: &wgpu::Buffer) -> wgpu::BindGroupEntry<'_> {
+fn entry(index: u32, resource: wgpu::BindingResource<'_>) -> wgpu::BindGroupEntry<'_> {
     wgpu::BindGroupEntry {
         binding: index,
-        resource: buffer.as_entire_binding(),
+        resource,
     }
 }
 
+fn whole(buffer: &wgpu::Buffer) -> wgpu::BindingResource<'_> {
+    buffer.as_entire_binding()
+}
+
+/// `size` bytes of `buffer` from `offset` (at least one word, as a
+/// binding cannot be empty).
+fn part(buffer: &wgpu::Buffer, offset: u64, size: u64) -> wgpu::BindingResource<'_> {
+    wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+        buffer,
+        offset,
+        size: wgpu::BufferSize::new(size.max(4)),
+    })
+}
+
 /// Asks for `buffer` to be mapped once `submission` is done.
-fn map(buffer: &wgpu::Buffer, mode: wgpu::MapMode, submission: wgpu::SubmissionIndex) -> MapWait {
+pub(crate) fn map(
+    buffer: &wgpu::Buffer,
+    mode: wgpu::MapMode,
+    submission: wgpu::SubmissionIndex,
+) -> MapWait {
     let (sender, done) = channel();
     buffer.map_async(mode, .., move |result| {
         // The receiver may be gone if the batch already failed.
@@ -371,7 +372,7 @@ fn map(buffer: &wgpu::Buffer, mode: wgpu::MapMode, submission: wgpu::SubmissionI
 
 /// Waits for a map asked for with [`map`], if one is pending (`None`: the
 /// buffer is already mapped).
-fn finish_map(
+pub(crate) fn finish_map(
     gpu: &GpuDevice,
     wait: Option<MapWait>,
     timeout: Duration,

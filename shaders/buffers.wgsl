@@ -1,0 +1,188 @@
+// Blobs that already live in the caller's GPU buffers: packed bytes with
+// Arrow-style offsets (u32 or u64), or fixed-size records, at any byte
+// offset. One invocation per blob of at most 1024 bytes. Follows
+// compress.wgsl in one module.
+//
+// `check_packed` runs first, in the same pass: it flags offsets that
+// decrease, run past the data or give a blob over 1024 bytes, and keeps the
+// first such blob's index; the hashing entries then write nothing at all,
+// so a bad batch leaves the caller's digest buffer untouched.
+//
+// The Rust mirrors of these bindings live in src/gpu/layout.rs.
+
+struct BufferParams {
+    key: array<vec4<u32>, 2>,
+    base_flags: u32,
+    // Blobs in this batch.
+    count: u32,
+    // Records: where record 0 starts, and every record's length, in bytes.
+    first_byte: u32,
+    record_len: u32,
+    // Packed: 2 when the offsets are u64 (low word, high word), else 1.
+    offset_words: u32,
+    // Bytes of the data buffer that may be read.
+    data_bytes: u32,
+    // Invocations along x of the dispatch (workgroups × workgroup size):
+    // blob index = x + y × row.
+    row: u32,
+    pad: u32,
+}
+
+// Problems `check_packed` finds, as bits. status[0] holds every problem
+// found, status[1] the first blob's: its index times 8 plus its bits (the
+// host keeps batches under 2^29 blobs).
+const DECREASING: u32 = 1u;
+const PAST_DATA: u32 = 2u;
+const TOO_LONG: u32 = 4u;
+
+// Storage rather than uniform (src/gpu/device.rs says why).
+@group(0) @binding(0) var<storage, read> bp: BufferParams;
+@group(0) @binding(1) var<storage, read> offsets: array<u32>;
+@group(0) @binding(2) var<storage, read> bytes: array<u32>;
+@group(0) @binding(3) var<storage, read_write> out: array<vec4<u32>>;
+@group(0) @binding(4) var<storage, read_write> status: array<atomic<u32>, 2>;
+// The same bytes as `bytes`, for blocks that start on 16 bytes.
+@group(0) @binding(5) var<storage, read> quads: array<vec4<u32>>;
+
+// What `check_packed` found, read once per workgroup rather than by every
+// invocation.
+var<workgroup> problems: u32;
+
+fn blob_index(id: vec3<u32>) -> u32 {
+    return id.x + id.y * bp.row;
+}
+
+// Offset `i` of the packed blobs (its low word for u64 offsets), and
+// whether it fits 32 bits.
+fn offset(i: u32) -> vec2<u32> {
+    if bp.offset_words == 2u {
+        return vec2(offsets[2u * i], offsets[2u * i + 1u]);
+    }
+    return vec2(offsets[i], 0u);
+}
+
+@compute @workgroup_size(workgroup_size)
+fn check_packed(@builtin(global_invocation_id) id: vec3<u32>) {
+    let index = blob_index(id);
+    if index >= bp.count {
+        return;
+    }
+    let start = offset(index);
+    let end = offset(index + 1u);
+    var problem = 0u;
+    if end.y != 0u || start.y != 0u || end.x > bp.data_bytes {
+        problem |= PAST_DATA;
+    }
+    if end.y < start.y || (end.y == start.y && end.x < start.x) {
+        problem |= DECREASING;
+    } else if end.x - start.x > 1024u {
+        problem |= TOO_LONG;
+    }
+    if problem != 0u {
+        atomicOr(&status[0], problem);
+        atomicMin(&status[1], index * 8u + problem);
+    }
+}
+
+// Four bytes from byte `at`, which need not be a multiple of 4.
+fn word_at(at: u32) -> u32 {
+    let word = at >> 2u;
+    let shift = (at & 3u) * 8u;
+    let low = bytes[word];
+    if shift == 0u {
+        return low;
+    }
+    return (low >> shift) | (bytes[word + 1u] << (32u - shift));
+}
+
+// Message word `i` of a blob whose block starts at byte `at` with `left`
+// bytes of the blob from there on: zero-padded past the blob's end. The
+// word is read even where it lies past the blob (a read past the binding
+// is clamped by the API) and masked: no branch on where the blob ends.
+fn message_word(at: u32, left: u32, i: u32) -> u32 {
+    let used = 4u * i;
+    let word = word_at(at + used);
+    let remaining = select(0u, left - used, left > used);
+    if remaining >= 4u {
+        return word;
+    }
+    return word & ((1u << (8u * remaining)) - 1u);
+}
+
+// A block with `left` bytes of the blob from byte `at` (the last block when
+// under 64).
+fn load_block(at: u32, left: u32) -> Block {
+    if left >= 64u {
+        return load_full_block(at);
+    }
+    return Block(
+        vec4(message_word(at, left, 0u), message_word(at, left, 1u), message_word(at, left, 2u), message_word(at, left, 3u)),
+        vec4(message_word(at, left, 4u), message_word(at, left, 5u), message_word(at, left, 6u), message_word(at, left, 7u)),
+        vec4(message_word(at, left, 8u), message_word(at, left, 9u), message_word(at, left, 10u), message_word(at, left, 11u)),
+        vec4(message_word(at, left, 12u), message_word(at, left, 13u), message_word(at, left, 14u), message_word(at, left, 15u)),
+    );
+}
+
+// A whole block of 64 bytes from byte `at`.
+fn load_full_block(at: u32) -> Block {
+    if (at & 15u) == 0u {
+        let q = at >> 4u;
+        return Block(quads[q], quads[q + 1u], quads[q + 2u], quads[q + 3u]);
+    }
+    if (at & 3u) == 0u {
+        let w = at >> 2u;
+        return Block(
+            vec4(bytes[w], bytes[w + 1u], bytes[w + 2u], bytes[w + 3u]),
+            vec4(bytes[w + 4u], bytes[w + 5u], bytes[w + 6u], bytes[w + 7u]),
+            vec4(bytes[w + 8u], bytes[w + 9u], bytes[w + 10u], bytes[w + 11u]),
+            vec4(bytes[w + 12u], bytes[w + 13u], bytes[w + 14u], bytes[w + 15u]),
+        );
+    }
+    return Block(
+        vec4(word_at(at), word_at(at + 4u), word_at(at + 8u), word_at(at + 12u)),
+        vec4(word_at(at + 16u), word_at(at + 20u), word_at(at + 24u), word_at(at + 28u)),
+        vec4(word_at(at + 32u), word_at(at + 36u), word_at(at + 40u), word_at(at + 44u)),
+        vec4(word_at(at + 48u), word_at(at + 52u), word_at(at + 56u), word_at(at + 60u)),
+    );
+}
+
+fn hash_bytes(index: u32, start: u32, len: u32) {
+    var cv = Cv(bp.key[0], bp.key[1]);
+    let blocks = max(1u, (len + 63u) / 64u);
+    var flags = bp.base_flags | CHUNK_START;
+    for (var block = 0u; block + 1u < blocks; block++) {
+        cv = compress(cv, load_full_block(start + 64u * block), 64u, flags);
+        flags = bp.base_flags;
+    }
+    let last = blocks - 1u;
+    let left = len - 64u * last;
+    cv = compress(cv, load_block(start + 64u * last, left), left, flags | CHUNK_END | ROOT);
+    out[2u * index] = cv.low;
+    out[2u * index + 1u] = cv.high;
+}
+
+@compute @workgroup_size(workgroup_size)
+fn hash_packed(
+    @builtin(global_invocation_id) id: vec3<u32>,
+    @builtin(local_invocation_index) local: u32,
+) {
+    if local == 0u {
+        problems = atomicLoad(&status[0]);
+    }
+    let found = workgroupUniformLoad(&problems);
+    let index = blob_index(id);
+    if index >= bp.count || found != 0u {
+        return;
+    }
+    let start = offset(index).x;
+    hash_bytes(index, start, offset(index + 1u).x - start);
+}
+
+@compute @workgroup_size(workgroup_size)
+fn hash_records(@builtin(global_invocation_id) id: vec3<u32>) {
+    let index = blob_index(id);
+    if index >= bp.count {
+        return;
+    }
+    hash_bytes(index, bp.first_byte + index * bp.record_len, bp.record_len);
+}

@@ -1,0 +1,454 @@
+//! Hashing blobs that already live in GPU buffers on the engine's device
+//! (`shaders/buffers.wgsl`): for pipelines that decode, decompress or
+//! generate data on the card, so nothing crosses the bus but the digests,
+//! or not even those.
+
+use std::time::{Duration, Instant};
+
+use super::device::{gpu_failed, GpuDevice};
+use super::layout::{
+    BufferParams, DIGEST_BYTES, MAX_GPU_BLOB, STATUS_DECREASING, STATUS_PAST_DATA, STATUS_TOO_LONG,
+};
+use super::slab::{finish_map, map};
+use super::GpuTimings;
+use crate::error::{Error, ErrorKind};
+use crate::mode::ModeWords;
+
+/// Offsets of packed blobs in a GPU buffer, Arrow style: `count + 1` of
+/// them, blob `i` the bytes from offset `i` to offset `i + 1` of the data.
+#[derive(Clone, Copy, Debug)]
+pub enum GpuOffsets<'a> {
+    /// 32-bit offsets (Arrow `Binary`, `Utf8`).
+    U32(&'a wgpu::Buffer),
+    /// 64-bit offsets (Arrow `LargeBinary`, `LargeUtf8`), each under 4 GiB.
+    U64(&'a wgpu::Buffer),
+}
+
+/// Blobs of at most 1 KiB each in GPU buffers of the engine's device
+/// ([`Engine::wgpu_device`](crate::Engine::wgpu_device)), every buffer
+/// created with `BufferUsages::STORAGE`.
+#[derive(Clone, Copy, Debug)]
+pub enum GpuBlobs<'a> {
+    /// `count` blobs packed in `data` with `offsets`; the offsets may
+    /// start above 0 and the buffer may hold more than they cover.
+    /// Offsets that decrease or run past the data, or a blob over
+    /// 1024 bytes, are found on the GPU and make the call fail before any
+    /// digest is written.
+    Packed {
+        data: &'a wgpu::Buffer,
+        offsets: GpuOffsets<'a>,
+        count: u32,
+    },
+    /// `count` records of `record_size` bytes (1 to 1024) back to back
+    /// from byte `first_byte` of `data`.
+    Records {
+        data: &'a wgpu::Buffer,
+        first_byte: u64,
+        record_size: u32,
+        count: u32,
+    },
+}
+
+impl GpuBlobs<'_> {
+    /// How many blobs.
+    pub fn count(&self) -> u32 {
+        match *self {
+            GpuBlobs::Packed { count, .. } | GpuBlobs::Records { count, .. } => count,
+        }
+    }
+}
+
+/// Where the digests go: a caller's buffer, or the host.
+pub(crate) enum Digests<'a> {
+    Buffer {
+        buffer: &'a wgpu::Buffer,
+        offset: u64,
+    },
+    Host(&'a mut [[u8; 32]]),
+}
+
+fn buffer_error(buffer: &str, reason: String) -> Error {
+    ErrorKind::GpuBuffer {
+        buffer: buffer.to_owned(),
+        reason,
+    }
+    .into()
+}
+
+/// Fails unless `buffer` was created with `STORAGE` usage.
+fn check_storage(name: &str, buffer: &wgpu::Buffer) -> Result<(), Error> {
+    if buffer.usage().contains(wgpu::BufferUsages::STORAGE) {
+        Ok(())
+    } else {
+        Err(buffer_error(
+            name,
+            format!(
+                "was created with usage {:?}, without STORAGE: create it with \
+                 BufferUsages::STORAGE so the shader can bind it",
+                buffer.usage()
+            ),
+        ))
+    }
+}
+
+/// The most bytes of `buffer` one binding covers on this device.
+fn bindable(gpu: &GpuDevice, buffer: &wgpu::Buffer) -> u64 {
+    buffer
+        .size()
+        .min(gpu.limits.max_storage_buffer_binding_size)
+        .min(u64::from(u32::MAX))
+        / 4
+        * 4
+}
+
+/// What one dispatch of the buffer shader covers, checked on the host.
+struct Plan<'a> {
+    params: BufferParams,
+    data: &'a wgpu::Buffer,
+    data_binding: u64,
+    /// The offsets buffer and the bytes of it bound, for packed blobs.
+    offsets: Option<(&'a wgpu::Buffer, u64)>,
+    groups: (u32, u32),
+}
+
+fn plan<'a>(gpu: &GpuDevice, words: ModeWords, blobs: GpuBlobs<'a>) -> Result<Plan<'a>, Error> {
+    let count = blobs.count();
+    let wg = gpu.workgroup_size;
+    let per_row = gpu.limits.max_compute_workgroups_per_dimension;
+    let groups_x = count.div_ceil(wg).clamp(1, per_row);
+    let row = groups_x * wg;
+    let groups_y = count.div_ceil(row).max(1);
+    if groups_y > per_row {
+        return Err(buffer_error(
+            "data",
+            format!(
+                "{count} blobs are more than one dispatch covers on this device: split the batch"
+            ),
+        ));
+    }
+    let mut params = BufferParams {
+        key: words.key,
+        base_flags: words.flags,
+        count,
+        row,
+        offset_words: 1,
+        ..BufferParams::default()
+    };
+    let (data, offsets) = match blobs {
+        GpuBlobs::Packed {
+            data,
+            offsets,
+            count,
+        } => {
+            let (buffer, width) = match offsets {
+                GpuOffsets::U32(buffer) => (buffer, 4),
+                GpuOffsets::U64(buffer) => (buffer, 8),
+            };
+            check_storage("offsets", buffer)?;
+            if count >= 1 << 29 {
+                return Err(buffer_error(
+                    "offsets",
+                    format!("{count} blobs: at most 2^29 packed blobs a call; split the batch"),
+                ));
+            }
+            let needed = (u64::from(count) + 1) * width;
+            if buffer.size() < needed {
+                return Err(buffer_error(
+                    "offsets",
+                    format!(
+                        "holds {} bytes, but {count} blobs need {} offsets of {width} bytes \
+                         ({needed} bytes)",
+                        buffer.size(),
+                        u64::from(count) + 1
+                    ),
+                ));
+            }
+            if needed > gpu.limits.max_storage_buffer_binding_size {
+                return Err(buffer_error(
+                    "offsets",
+                    format!(
+                        "{needed} bytes of offsets are more than one binding holds on this \
+                         device ({}): split the batch",
+                        gpu.limits.max_storage_buffer_binding_size
+                    ),
+                ));
+            }
+            params.offset_words = (width / 4) as u32;
+            (data, Some((buffer, needed.next_multiple_of(4))))
+        }
+        GpuBlobs::Records {
+            data,
+            first_byte,
+            record_size,
+            count,
+        } => {
+            if record_size == 0 || record_size as usize > MAX_GPU_BLOB {
+                return Err(buffer_error(
+                    "data",
+                    format!(
+                        "records of {record_size} bytes: records in GPU buffers are 1 to \
+                         {MAX_GPU_BLOB} bytes (hash longer ones from host memory)"
+                    ),
+                ));
+            }
+            let end = first_byte + u64::from(count) * u64::from(record_size);
+            if end > data.size() || end > bindable(gpu, data) {
+                return Err(buffer_error(
+                    "data",
+                    format!(
+                        "{count} records of {record_size} bytes from byte {first_byte} end at \
+                         byte {end}, past the {} bytes of the buffer that can be bound \
+                         (buffer size {}, binding limit {})",
+                        bindable(gpu, data),
+                        data.size(),
+                        gpu.limits.max_storage_buffer_binding_size
+                    ),
+                ));
+            }
+            params.first_byte = first_byte as u32;
+            params.record_len = record_size;
+            (data, None)
+        }
+    };
+    check_storage("data", data)?;
+    let data_binding = bindable(gpu, data);
+    params.data_bytes = data_binding as u32;
+    Ok(Plan {
+        params,
+        data,
+        data_binding,
+        offsets,
+        groups: (groups_x, groups_y),
+    })
+}
+
+/// Hashes `blobs` into `digests`, waiting for the GPU; returns the timings
+/// of the call.
+pub(crate) fn hash(
+    gpu: &GpuDevice,
+    words: ModeWords,
+    blobs: GpuBlobs,
+    digests: Digests,
+    timeout: Duration,
+) -> Result<GpuTimings, Error> {
+    let started = Instant::now();
+    let count = blobs.count();
+    let digest_bytes = u64::from(count) * DIGEST_BYTES;
+    let mut timings = GpuTimings {
+        gpu_blobs: count as usize,
+        ..GpuTimings::default()
+    };
+    if let Digests::Buffer { buffer, offset } = &digests {
+        check_storage("digests", buffer)?;
+        let alignment = u64::from(gpu.limits.min_storage_buffer_offset_alignment);
+        if !offset.is_multiple_of(alignment) || offset + digest_bytes > buffer.size() {
+            return Err(buffer_error(
+                "digests",
+                format!(
+                    "{count} digests from byte {offset} need bytes {offset}..{} of a buffer of \
+                     {} bytes, at an offset that is a multiple of {alignment}",
+                    offset + digest_bytes,
+                    buffer.size()
+                ),
+            ));
+        }
+    }
+    if let Digests::Host(out) = &digests {
+        if out.len() != count as usize {
+            return Err(ErrorKind::OutputLength {
+                expected: count as usize,
+                actual: out.len(),
+            }
+            .into());
+        }
+    }
+    if count == 0 {
+        return Ok(timings);
+    }
+    if digest_bytes > gpu.limits.max_storage_buffer_binding_size {
+        return Err(buffer_error(
+            "digests",
+            format!(
+                "{count} digests ({digest_bytes} bytes) are more than one binding holds on \
+                 this device ({}): split the batch",
+                gpu.limits.max_storage_buffer_binding_size
+            ),
+        ));
+    }
+    let plan = plan(gpu, words, blobs)?;
+    let device = &gpu.device;
+    let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
+    let buffer = |label, size, usage| {
+        device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some(label),
+            size,
+            usage,
+            mapped_at_creation: false,
+        })
+    };
+    use wgpu::BufferUsages as U;
+    let params = buffer("buffer params", 64, U::STORAGE | U::COPY_DST);
+    gpu.queue.write_buffer(&params, 0, &plan.params.to_bytes());
+    let status = buffer("status", 8, U::STORAGE | U::COPY_DST | U::COPY_SRC);
+    let mut initial = [0u8; 8];
+    initial[4..].copy_from_slice(&u32::MAX.to_le_bytes());
+    gpu.queue.write_buffer(&status, 0, &initial);
+    // Records bind no offsets: a placeholder fills the slot.
+    let placeholder;
+    let (offsets, offsets_size) = match plan.offsets {
+        Some(offsets) => offsets,
+        None => {
+            placeholder = buffer("no offsets", 16, U::STORAGE);
+            (&placeholder, 16)
+        }
+    };
+    let (digest_buffer, digest_offset, readback) = match &digests {
+        Digests::Buffer { offset, .. } => (None, *offset, None),
+        Digests::Host(_) => (
+            Some(buffer("digests", digest_bytes, U::STORAGE | U::COPY_SRC)),
+            0,
+            Some(buffer(
+                "digest readback",
+                digest_bytes,
+                U::MAP_READ | U::COPY_DST,
+            )),
+        ),
+    };
+    let digest_target = match (&digests, &digest_buffer) {
+        (Digests::Buffer { buffer, .. }, _) => *buffer,
+        (_, Some(buffer)) => buffer,
+        (Digests::Host(_), None) => unreachable!("a host batch has its own digest buffer"),
+    };
+    let bind = |binding, buffer, offset, size| wgpu::BindGroupEntry {
+        binding,
+        resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+            buffer,
+            offset,
+            size: wgpu::BufferSize::new(size),
+        }),
+    };
+    let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: Some("blake3-batch buffers"),
+        layout: &gpu.buffers.layout,
+        entries: &[
+            bind(0, &params, 0, 64),
+            bind(1, offsets, 0, offsets_size),
+            bind(2, plan.data, 0, plan.data_binding.max(4)),
+            bind(3, digest_target, digest_offset, digest_bytes),
+            bind(4, &status, 0, 8),
+            // The data again, read 16 bytes at a time where blocks allow
+            // (a buffer too small for one load binds the placeholder).
+            match plan.data_binding / 16 * 16 {
+                0 => bind(5, offsets, 0, offsets_size / 16 * 16),
+                quads => bind(5, plan.data, 0, quads),
+            },
+        ],
+    });
+    let stamps = gpu.timestamp_period.map(|_| {
+        let set = device.create_query_set(&wgpu::QuerySetDescriptor {
+            label: Some("buffer stamps"),
+            ty: wgpu::QueryType::Timestamp,
+            count: 2,
+        });
+        let resolve = buffer("stamps", 16, U::QUERY_RESOLVE | U::COPY_SRC);
+        (set, resolve)
+    });
+    let status_readback = buffer("status readback", 8 + 16, U::MAP_READ | U::COPY_DST);
+    let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+        label: Some("blake3-batch buffers"),
+    });
+    {
+        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+            label: Some("blake3 buffers"),
+            timestamp_writes: None,
+        });
+        pass.set_bind_group(0, &bind_group, &[]);
+        if plan.offsets.is_some() {
+            pass.set_pipeline(&gpu.buffers.check_packed);
+            pass.dispatch_workgroups(plan.groups.0, plan.groups.1, 1);
+        }
+    }
+    if let Some((set, _)) = &stamps {
+        encoder.write_timestamp(set, 0);
+    }
+    {
+        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+            label: Some("blake3 buffers"),
+            timestamp_writes: None,
+        });
+        pass.set_bind_group(0, &bind_group, &[]);
+        let pipeline = match plan.offsets {
+            Some(_) => &gpu.buffers.hash_packed,
+            None => &gpu.buffers.hash_records,
+        };
+        pass.set_pipeline(pipeline);
+        pass.dispatch_workgroups(plan.groups.0, plan.groups.1, 1);
+    }
+    if let Some((set, resolve)) = &stamps {
+        encoder.write_timestamp(set, 1);
+        encoder.resolve_query_set(set, 0..2, resolve, 0);
+        encoder.copy_buffer_to_buffer(resolve, 0, &status_readback, 8, 16);
+    }
+    encoder.copy_buffer_to_buffer(&status, 0, &status_readback, 0, 8);
+    if let (Some(from), Some(to)) = (&digest_buffer, &readback) {
+        encoder.copy_buffer_to_buffer(from, 0, to, 0, digest_bytes);
+    }
+    let submission = gpu.queue.submit([encoder.finish()]);
+    let status_map = map(&status_readback, wgpu::MapMode::Read, submission.clone());
+    let digest_map = readback
+        .as_ref()
+        .map(|readback| map(readback, wgpu::MapMode::Read, submission.clone()));
+    if let Some(error) = pollster::block_on(scope.pop()) {
+        return Err(gpu_failed(
+            "hashing blobs in GPU buffers",
+            format!("{error} (are the buffers from the engine's device?)"),
+        ));
+    }
+    finish_map(gpu, Some(status_map), timeout, "reading the blobs' status")?;
+    let view = status_readback
+        .get_mapped_range(..)
+        .map_err(|error| gpu_failed("reading the blobs' status", error.to_string()))?;
+    let word = |at: usize| u32::from_le_bytes(view[at..at + 4].try_into().expect("4 bytes"));
+    let (problems, first_bad) = (word(0), word(4));
+    if let Some(period) = gpu.timestamp_period {
+        let stamp = |at: usize| u64::from_le_bytes(view[at..at + 8].try_into().expect("8 bytes"));
+        let ticks = stamp(16).saturating_sub(stamp(8));
+        timings.dispatch = Some(Duration::from_nanos(
+            (ticks as f64 * f64::from(period)) as u64,
+        ));
+    }
+    drop(view);
+    if problems != 0 {
+        return Err(packed_problem(first_bad % 8, first_bad / 8));
+    }
+    if let (Digests::Host(out), Some(readback), Some(wait)) = (digests, &readback, digest_map) {
+        finish_map(gpu, Some(wait), timeout, "reading digests back")?;
+        let view = readback
+            .get_mapped_range(..)
+            .map_err(|error| gpu_failed("reading digests back", error.to_string()))?;
+        out.copy_from_slice(bytemuck::cast_slice(&view));
+    }
+    timings.slabs = 1;
+    timings.total = started.elapsed();
+    Ok(timings)
+}
+
+/// The error for what `check_packed` found at blob `index`, the first
+/// with a problem (`problems`, its bits).
+fn packed_problem(problems: u32, index: u32) -> Error {
+    let what = if problems & STATUS_DECREASING != 0 {
+        "its end offset is below its start (offsets must never decrease)"
+    } else if problems & STATUS_PAST_DATA != 0 {
+        "its offsets point past the data buffer, past 4 GiB or past the device's \
+         binding limit (every offset must be at most the data's length)"
+    } else if problems & STATUS_TOO_LONG != 0 {
+        "it is over 1024 bytes (blobs in GPU buffers are hashed one chunk per \
+         invocation; hash longer ones from host memory)"
+    } else {
+        "unknown problem"
+    };
+    buffer_error(
+        "offsets",
+        format!("blob {index} (the first with a problem): {what}; no digest was written"),
+    )
+}

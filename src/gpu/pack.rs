@@ -1,0 +1,209 @@
+//! Packing a slab: the blobs of a share of the batch copied into mapped
+//! staging memory, each starting on a whole load ([`LOAD_BYTES`]) and
+//! zero-padded to one, on every thread the engine has: the packing is a
+//! memory copy, and one core cannot feed a bus of 50 GB/s.
+//!
+//! Blobs of one length laid back to back (records, equal-length packed
+//! blobs) go without a table: the shader finds blob `i` at `i` strides, and
+//! where the length is a whole number of loads the slab's data is one copy
+//! of the input's bytes.
+
+use std::ops::Range;
+
+use wgpu::WriteOnly;
+
+use super::layout::{entry_bytes, padded_len, ENTRY_BYTES, LOAD_BYTES, MAX_GPU_BLOB, SKIP};
+use super::slab::SlabPlan;
+use crate::blobs::BlobSource;
+use crate::cpu::batch::Threads;
+
+/// How the shader finds a slab's blobs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum SlabLayout {
+    /// Through the table: one `(load offset, length)` entry per blob.
+    Table,
+    /// Every blob `len` bytes, blob `i` at load `i * stride`.
+    Records { len: u32, stride: u32 },
+}
+
+/// What one packing step put into a slab.
+#[derive(Clone, Debug)]
+pub(crate) struct Packed {
+    /// The blobs of the batch in this slab (some may be skipped).
+    pub blobs: Range<usize>,
+    /// Bytes of blob data, padding included.
+    pub data_bytes: u64,
+    /// Whether any blob in the range was left to the CPU (over 1 KiB).
+    pub skipped: bool,
+    pub layout: SlabLayout,
+}
+
+impl Packed {
+    pub(crate) fn count(&self) -> u64 {
+        self.blobs.len() as u64
+    }
+}
+
+/// Blobs a thread packs as one piece of a table slab: enough that the
+/// hand-over is noise, few enough that every thread gets several.
+const TABLE_PIECE_BLOBS: usize = 4096;
+
+/// Bytes a thread copies as one piece of a records slab.
+const RECORDS_PIECE_BYTES: usize = 4 << 20;
+
+/// Packs blobs from `start` on into `table` and `data` (the staging
+/// buffer's two parts) until the slab or the batch is full.
+pub(crate) fn pack<S: BlobSource>(
+    source: &S,
+    start: usize,
+    plan: SlabPlan,
+    table: WriteOnly<'_, [u8]>,
+    data: WriteOnly<'_, [u8]>,
+    threads: Threads,
+) -> Packed {
+    let end = source.count().min(start + plan.entries as usize);
+    match source.back_to_back(start, end) {
+        Some((bytes, len)) if len <= MAX_GPU_BLOB => {
+            pack_records(bytes, len, start, end, plan, data, threads)
+        }
+        _ => pack_table(source, start, end, plan, table, data, threads),
+    }
+}
+
+/// Blobs `start..end` of `len` bytes each, back to back in `bytes`.
+fn pack_records(
+    bytes: &[u8],
+    len: usize,
+    start: usize,
+    end: usize,
+    plan: SlabPlan,
+    mut data: WriteOnly<'_, [u8]>,
+    threads: Threads,
+) -> Packed {
+    let stride = padded_len(len);
+    let fits = (plan.data_bytes as usize)
+        .checked_div(stride)
+        .unwrap_or(usize::MAX);
+    let count = (end - start).min(fits);
+    let data_bytes = count * stride;
+    let blobs_per_piece = (RECORDS_PIECE_BYTES / stride.max(1)).max(1);
+    let mut pieces = Vec::new();
+    let mut rest = data.slice(..data_bytes);
+    for first in (0..count).step_by(blobs_per_piece) {
+        let blobs = blobs_per_piece.min(count - first);
+        let (piece, after) = rest.split_at(blobs * stride);
+        rest = after;
+        pieces.push((&bytes[first * len..(first + blobs) * len], Piece(piece)));
+    }
+    threads.for_each(pieces, |(input, Piece(mut piece))| {
+        if stride == len {
+            piece.copy_from_slice(input);
+        } else {
+            for (slot, blob) in input.chunks_exact(len).enumerate() {
+                let at = slot * stride;
+                piece.slice(at..at + len).copy_from_slice(blob);
+                piece.slice(at + len..at + stride).fill(0);
+            }
+        }
+    });
+    Packed {
+        blobs: start..start + count,
+        data_bytes: data_bytes as u64,
+        skipped: false,
+        layout: SlabLayout::Records {
+            len: len as u32,
+            stride: (stride / LOAD_BYTES) as u32,
+        },
+    }
+}
+
+/// Blobs `start..end` of any lengths, through the table; those over 1 KiB
+/// are marked [`SKIP`] for the CPU.
+fn pack_table<S: BlobSource>(
+    source: &S,
+    start: usize,
+    end: usize,
+    plan: SlabPlan,
+    mut table: WriteOnly<'_, [u8]>,
+    mut data: WriteOnly<'_, [u8]>,
+    threads: Threads,
+) -> Packed {
+    // One pass over the lengths finds where the data runs out and where
+    // each piece's data starts; the copies then run in parallel.
+    let capacity = plan.data_bytes as usize;
+    let mut used = 0usize;
+    let mut skipped = false;
+    let mut piece_starts = Vec::new();
+    let mut stop = start;
+    while stop < end {
+        if (stop - start).is_multiple_of(TABLE_PIECE_BLOBS) {
+            piece_starts.push((stop, used));
+        }
+        let len = source.len(stop);
+        if len > MAX_GPU_BLOB {
+            skipped = true;
+        } else {
+            let padded = padded_len(len);
+            if used + padded > capacity {
+                break;
+            }
+            used += padded;
+        }
+        stop += 1;
+    }
+    if piece_starts.last().is_some_and(|&(first, _)| first == stop) {
+        piece_starts.pop();
+    }
+    let mut pieces = Vec::with_capacity(piece_starts.len());
+    let mut table_rest = table.slice(..(stop - start) * ENTRY_BYTES as usize);
+    let mut data_rest = data.slice(..used);
+    for (piece, &(first, offset)) in piece_starts.iter().enumerate() {
+        let (next, next_offset) = piece_starts.get(piece + 1).copied().unwrap_or((stop, used));
+        let (entries, after) = table_rest.split_at((next - first) * ENTRY_BYTES as usize);
+        table_rest = after;
+        let (bytes, after) = data_rest.split_at(next_offset - offset);
+        data_rest = after;
+        pieces.push((first..next, offset, Piece(entries), Piece(bytes)));
+    }
+    threads.for_each(
+        pieces,
+        |(blobs, offset, Piece(mut entries), Piece(mut bytes))| {
+            let mut at = 0;
+            for (slot, index) in blobs.enumerate() {
+                let blob = source.blob(index);
+                let entry = if blob.len() > MAX_GPU_BLOB {
+                    entry_bytes(0, SKIP)
+                } else {
+                    let padded = padded_len(blob.len());
+                    bytes.slice(at..at + blob.len()).copy_from_slice(blob);
+                    bytes.slice(at + blob.len()..at + padded).fill(0);
+                    // Both fit in u32: the data is within one storage binding
+                    // (SlabPlan::new) and a blob here is at most 1 KiB.
+                    let entry = entry_bytes(((offset + at) / LOAD_BYTES) as u32, blob.len() as u32);
+                    at += padded;
+                    entry
+                };
+                let slot = slot * ENTRY_BYTES as usize;
+                entries
+                    .slice(slot..slot + ENTRY_BYTES as usize)
+                    .copy_from_slice(&entry);
+            }
+        },
+    );
+    Packed {
+        blobs: start..stop,
+        data_bytes: used as u64,
+        skipped,
+        layout: SlabLayout::Table,
+    }
+}
+
+/// A piece of a mapped staging buffer that one thread fills.
+struct Piece<'a>(WriteOnly<'a, [u8]>);
+
+// SAFETY: a `WriteOnly<[u8]>` is a unique, write-only borrow of mapped
+// bytes, as `&mut [u8]` is, which may move to another thread; `wgpu` gives
+// `WriteOnly<T>` `Send` only for sized `T`, which leaves slices out. The
+// pieces are disjoint (cut with `split_at`) and all are dropped before the
+// buffer is unmapped.
+unsafe impl Send for Piece<'_> {}

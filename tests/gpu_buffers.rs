@@ -1,0 +1,445 @@
+//! Blobs that already live in GPU buffers (`Engine::hash_gpu_blobs`): the
+//! official vectors and random batches against `blake3`, packed (u32 and
+//! u64 offsets that start above 0, at odd byte offsets, in a buffer larger
+//! than the data) and as records; a device the caller opened; and the
+//! errors for buffers that cannot be used as given, with nothing written.
+
+mod common;
+
+use blake3_batch::wgpu::{self, util::DeviceExt};
+use blake3_batch::{Backend, Engine, ErrorKind, GpuBlobs, GpuOffsets, Mode};
+use common::{gpu_engine, reference, vector_input, vectors};
+
+const STORAGE: wgpu::BufferUsages = wgpu::BufferUsages::STORAGE;
+
+fn upload(engine: &Engine, bytes: &[u8], usage: wgpu::BufferUsages) -> wgpu::Buffer {
+    let (device, _) = engine.wgpu_device().expect("a GPU engine");
+    // Storage bindings are whole words: pad the buffer, not the data.
+    let mut padded = bytes.to_vec();
+    padded.resize(bytes.len().next_multiple_of(4).max(4), 0xCC);
+    device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+        label: Some("test"),
+        contents: &padded,
+        usage,
+    })
+}
+
+fn offsets_u32(offsets: &[u64]) -> Vec<u8> {
+    offsets
+        .iter()
+        .flat_map(|&o| (o as u32).to_le_bytes())
+        .collect()
+}
+
+fn offsets_u64(offsets: &[u64]) -> Vec<u8> {
+    offsets.iter().flat_map(|&o| o.to_le_bytes()).collect()
+}
+
+/// Reads `len` bytes of `buffer` (created with COPY_SRC) back to the host.
+fn read(engine: &Engine, buffer: &wgpu::Buffer, len: u64) -> Vec<u8> {
+    let (device, queue) = engine.wgpu_device().unwrap();
+    let staging = device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("test readback"),
+        size: len,
+        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    let mut encoder = device.create_command_encoder(&Default::default());
+    encoder.copy_buffer_to_buffer(buffer, 0, &staging, 0, len);
+    queue.submit([encoder.finish()]);
+    staging.map_async(wgpu::MapMode::Read, .., |result| result.unwrap());
+    device.poll(wgpu::PollType::wait_indefinitely()).unwrap();
+    staging.get_mapped_range(..).unwrap().to_vec()
+}
+
+/// Packs `blobs` after `lead` bytes, followed by `tail` spare bytes.
+fn pack(blobs: &[&[u8]], lead: usize, tail: usize) -> (Vec<u8>, Vec<u64>) {
+    let mut data = vec![0x5A; lead];
+    let mut offsets = vec![lead as u64];
+    for blob in blobs {
+        data.extend_from_slice(blob);
+        offsets.push(data.len() as u64);
+    }
+    data.extend(std::iter::repeat_n(0x77, tail));
+    (data, offsets)
+}
+
+#[test]
+fn vectors_in_gpu_buffers_packed_and_as_records() {
+    let Some(engine) = gpu_engine(None) else {
+        return;
+    };
+    let vectors = vectors();
+    let modes = [
+        Mode::Hash,
+        Mode::KeyedHash(&vectors.key),
+        Mode::DeriveKey(&vectors.context),
+    ];
+    let cases: Vec<_> = vectors
+        .cases
+        .iter()
+        .filter(|c| c.input_len <= 1024)
+        .collect();
+    let inputs: Vec<Vec<u8>> = cases.iter().map(|c| vector_input(c.input_len)).collect();
+    let blobs: Vec<&[u8]> = inputs.iter().map(Vec::as_slice).collect();
+    // One batch of every vector, starting at an odd byte, in a buffer with
+    // spare bytes after the data.
+    let (data, offsets) = pack(&blobs, 3, 100);
+    let data_buffer = upload(&engine, &data, STORAGE);
+    let narrow = upload(&engine, &offsets_u32(&offsets), STORAGE);
+    let wide = upload(&engine, &offsets_u64(&offsets), STORAGE);
+    for mode in modes {
+        for (width, offsets) in [
+            ("u32", GpuOffsets::U32(&narrow)),
+            ("u64", GpuOffsets::U64(&wide)),
+        ] {
+            let mut out = vec![[0u8; 32]; cases.len()];
+            let blobs = GpuBlobs::Packed {
+                data: &data_buffer,
+                offsets,
+                count: cases.len() as u32,
+            };
+            engine.hash_gpu_blobs_into(mode, blobs, &mut out).unwrap();
+            for (case, digest) in cases.iter().zip(&out) {
+                assert_eq!(
+                    *digest,
+                    case.expected(mode),
+                    "{mode:?} {width} len {}",
+                    case.input_len
+                );
+            }
+        }
+        // Each vector as three records, from byte 5.
+        for (case, input) in cases.iter().zip(&inputs).filter(|(c, _)| c.input_len > 0) {
+            let mut bytes = vec![0u8; 5];
+            for _ in 0..3 {
+                bytes.extend_from_slice(input);
+            }
+            let buffer = upload(&engine, &bytes, STORAGE);
+            let mut out = [[0u8; 32]; 3];
+            let records = GpuBlobs::Records {
+                data: &buffer,
+                first_byte: 5,
+                record_size: input.len() as u32,
+                count: 3,
+            };
+            engine.hash_gpu_blobs_into(mode, records, &mut out).unwrap();
+            assert_eq!(
+                out,
+                [case.expected(mode); 3],
+                "{mode:?} records len {}",
+                case.input_len
+            );
+        }
+    }
+}
+
+#[test]
+fn random_batches_into_a_gpu_digest_buffer() {
+    let Some(engine) = gpu_engine(None) else {
+        return;
+    };
+    let mut state = 0x9E37_79B9_7F4A_7C15u64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let key = [3u8; 32];
+    let (device, _) = engine.wgpu_device().unwrap();
+    let alignment = u64::from(device.limits().min_storage_buffer_offset_alignment);
+    for round in 0..6 {
+        let count = [1, 2, 63, 64, 65, 5000][round];
+        let lens: Vec<usize> = (0..count).map(|_| (next() % 1025) as usize).collect();
+        let inputs: Vec<Vec<u8>> = lens
+            .iter()
+            .map(|&len| (0..len).map(|_| next() as u8).collect())
+            .collect();
+        let blobs: Vec<&[u8]> = inputs.iter().map(Vec::as_slice).collect();
+        let (data, offsets) = pack(&blobs, (next() % 7) as usize, (next() % 50) as usize);
+        let mode = [
+            Mode::Hash,
+            Mode::KeyedHash(&key),
+            Mode::DeriveKey("gpu buffers"),
+        ][round % 3];
+        let data_buffer = upload(&engine, &data, STORAGE);
+        let offset_buffer = upload(&engine, &offsets_u32(&offsets), STORAGE);
+        // The digests go after `alignment` bytes of a buffer that holds more.
+        let digests = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("digests"),
+            size: alignment + 32 * count as u64 + 64,
+            usage: STORAGE | wgpu::BufferUsages::COPY_SRC,
+            mapped_at_creation: false,
+        });
+        let blobs_on_gpu = GpuBlobs::Packed {
+            data: &data_buffer,
+            offsets: GpuOffsets::U32(&offset_buffer),
+            count: count as u32,
+        };
+        engine
+            .hash_gpu_blobs(mode, blobs_on_gpu, &digests, alignment)
+            .unwrap();
+        let bytes = read(&engine, &digests, digests.size());
+        for (index, input) in inputs.iter().enumerate() {
+            let at = alignment as usize + 32 * index;
+            assert_eq!(
+                bytes[at..at + 32],
+                reference(mode, input),
+                "round {round} blob {index}"
+            );
+        }
+        let timings = engine.last_gpu_timings().unwrap();
+        assert_eq!(timings.gpu_blobs, count, "{timings:?}");
+    }
+}
+
+#[test]
+fn a_device_the_caller_opened() {
+    if gpu_engine(None).is_none() {
+        return;
+    }
+    let instance =
+        wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle().with_env());
+    let adapter = pollster_block_on(instance.request_adapter(&Default::default())).unwrap();
+    let (device, queue) = pollster_block_on(adapter.request_device(&Default::default())).unwrap();
+    let engine = Engine::builder()
+        .backend(Backend::Gpu)
+        .wgpu_device(device.clone(), queue)
+        .build()
+        .unwrap();
+    let blobs: Vec<Vec<u8>> = (0..300u32)
+        .map(|i| i.to_le_bytes().repeat(i as usize % 256))
+        .collect();
+    assert_eq!(
+        engine.hash_many(&blobs).unwrap()[299],
+        blake3::hash(&blobs[299])
+    );
+    let (data, offsets) = pack(&blobs.iter().map(Vec::as_slice).collect::<Vec<_>>(), 0, 0);
+    let data = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+        label: None,
+        contents: &data,
+        usage: STORAGE,
+    });
+    let offsets = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+        label: None,
+        contents: &offsets_u64(&offsets),
+        usage: STORAGE,
+    });
+    let mut out = vec![[0u8; 32]; 300];
+    let on_gpu = GpuBlobs::Packed {
+        data: &data,
+        offsets: GpuOffsets::U64(&offsets),
+        count: 300,
+    };
+    engine
+        .hash_gpu_blobs_into(Mode::Hash, on_gpu, &mut out)
+        .unwrap();
+    for (blob, digest) in blobs.iter().zip(&out) {
+        assert_eq!(*digest, *blake3::hash(blob).as_bytes());
+    }
+    // A CPU engine with the caller's device hashes host batches on the CPU
+    // and still reaches the GPU buffers.
+    let cpu = Engine::builder()
+        .backend(Backend::Cpu)
+        .wgpu_device(device, engine.wgpu_device().unwrap().1.clone())
+        .build()
+        .unwrap();
+    assert_eq!(cpu.hash_many(&blobs).unwrap()[7], blake3::hash(&blobs[7]));
+    assert!(
+        cpu.last_gpu_timings().is_none(),
+        "host batches stayed on the CPU"
+    );
+    out.fill([0; 32]);
+    cpu.hash_gpu_blobs_into(Mode::Hash, on_gpu, &mut out)
+        .unwrap();
+    assert_eq!(out[299], *blake3::hash(&blobs[299]).as_bytes());
+}
+
+fn pollster_block_on<F: std::future::Future>(future: F) -> F::Output {
+    // A minimal executor: wgpu's futures on native backends are ready once
+    // polled after the work is done.
+    let waker = std::task::Waker::noop();
+    let mut context = std::task::Context::from_waker(waker);
+    let mut future = std::pin::pin!(future);
+    loop {
+        if let std::task::Poll::Ready(output) = future.as_mut().poll(&mut context) {
+            return output;
+        }
+        std::thread::yield_now();
+    }
+}
+
+fn gpu_buffer_error(result: Result<(), blake3_batch::Error>, buffer: &str, says: &str) {
+    let error = result.expect_err("must fail");
+    match error.kind() {
+        ErrorKind::GpuBuffer {
+            buffer: named,
+            reason,
+        } => {
+            assert_eq!(named, buffer, "{error}");
+            assert!(reason.contains(says), "{error}");
+        }
+        _ => panic!("expected a GpuBuffer error about {buffer}, got {error}"),
+    }
+}
+
+#[test]
+fn buffers_that_cannot_be_used_are_errors_and_nothing_is_written() {
+    let Some(engine) = gpu_engine(None) else {
+        return;
+    };
+    let blobs: Vec<Vec<u8>> = (0..10).map(|i| vec![i as u8; 100 * i]).collect();
+    let (data, offsets) = pack(&blobs.iter().map(Vec::as_slice).collect::<Vec<_>>(), 0, 0);
+    let data_buffer = upload(&engine, &data, STORAGE);
+    let good = upload(&engine, &offsets_u32(&offsets), STORAGE);
+    fn ten<'a>(data: &'a wgpu::Buffer, offsets: &'a wgpu::Buffer) -> GpuBlobs<'a> {
+        GpuBlobs::Packed {
+            data,
+            offsets: GpuOffsets::U32(offsets),
+            count: 10,
+        }
+    }
+    let packed = |offsets| ten(&data_buffer, offsets);
+    let mut out = [[7u8; 32]; 10];
+
+    // Usage flags.
+    let no_storage = upload(&engine, &data, wgpu::BufferUsages::COPY_SRC);
+    let wrong_data = GpuBlobs::Packed {
+        data: &no_storage,
+        offsets: GpuOffsets::U32(&good),
+        count: 10,
+    };
+    gpu_buffer_error(
+        engine.hash_gpu_blobs_into(Mode::Hash, wrong_data, &mut out),
+        "data",
+        "STORAGE",
+    );
+    let offsets_no_storage = upload(
+        &engine,
+        &offsets_u32(&offsets),
+        wgpu::BufferUsages::COPY_SRC,
+    );
+    gpu_buffer_error(
+        engine.hash_gpu_blobs_into(Mode::Hash, packed(&offsets_no_storage), &mut out),
+        "offsets",
+        "STORAGE",
+    );
+    // Too few offsets for the count.
+    let short = upload(&engine, &offsets_u32(&offsets[..5]), STORAGE);
+    gpu_buffer_error(
+        engine.hash_gpu_blobs_into(Mode::Hash, packed(&short), &mut out),
+        "offsets",
+        "need",
+    );
+
+    // Offsets found bad on the GPU, into a digest buffer that must stay as
+    // it was.
+    let (device, _) = engine.wgpu_device().unwrap();
+    let digests = upload(
+        &engine,
+        &[0xAB; 320],
+        STORAGE | wgpu::BufferUsages::COPY_SRC,
+    );
+    let mut decreasing = offsets.clone();
+    decreasing[6] = decreasing[5] - 1;
+    let mut past = offsets.clone();
+    past[10] = data.len() as u64 + 400;
+    // Blob 2 grows to 1025 bytes and every later one moves with it, so
+    // blob 9 also runs past the data: blob 2 is the first problem.
+    let mut long = offsets.clone();
+    let grow = 1025 - (long[3] - long[2]);
+    long[3..].iter_mut().for_each(|offset| *offset += grow);
+    for (bad, says, index) in [
+        (decreasing, "never decrease", "blob 5"),
+        (past, "past the data", "blob 9"),
+        (long, "over 1024", "blob 2"),
+    ] {
+        let buffer = upload(&engine, &offsets_u32(&bad), STORAGE);
+        let result = engine.hash_gpu_blobs(Mode::Hash, ten(&data_buffer, &buffer), &digests, 0);
+        let error = result.expect_err("bad offsets");
+        assert!(
+            matches!(error.kind(), ErrorKind::GpuBuffer { .. }),
+            "{error}"
+        );
+        assert!(
+            error.to_string().contains(says) && error.to_string().contains(index),
+            "{error}"
+        );
+        assert_eq!(
+            read(&engine, &digests, 320),
+            vec![0xAB; 320],
+            "{says}: nothing written"
+        );
+        let result = engine.hash_gpu_blobs_into(Mode::Hash, ten(&data_buffer, &buffer), &mut out);
+        assert!(result.is_err());
+        assert_eq!(out, [[7u8; 32]; 10], "{says}: nothing written to the host");
+    }
+
+    // Digest buffers: usage, size, alignment; the host slice's length.
+    let no_storage = upload(&engine, &[0; 320], wgpu::BufferUsages::COPY_SRC);
+    gpu_buffer_error(
+        engine.hash_gpu_blobs(Mode::Hash, packed(&good), &no_storage, 0),
+        "digests",
+        "STORAGE",
+    );
+    let small = upload(&engine, &[0; 300], STORAGE);
+    gpu_buffer_error(
+        engine.hash_gpu_blobs(Mode::Hash, packed(&good), &small, 0),
+        "digests",
+        "300 bytes",
+    );
+    let alignment = u64::from(device.limits().min_storage_buffer_offset_alignment);
+    let big = upload(&engine, &vec![0; 4 * alignment as usize], STORAGE);
+    gpu_buffer_error(
+        engine.hash_gpu_blobs(Mode::Hash, packed(&good), &big, 4),
+        "digests",
+        "multiple",
+    );
+    let error = engine
+        .hash_gpu_blobs_into(Mode::Hash, packed(&good), &mut out[..9])
+        .unwrap_err();
+    assert!(
+        matches!(error.kind(), ErrorKind::OutputLength { .. }),
+        "{error}"
+    );
+
+    // Records: a size outside 1..=1024, or past the buffer.
+    for (size, count, says) in [
+        (0, 1, "1 to 1024"),
+        (1025, 1, "1 to 1024"),
+        (100, 100, "past"),
+    ] {
+        let records = GpuBlobs::Records {
+            data: &data_buffer,
+            first_byte: 0,
+            record_size: size,
+            count,
+        };
+        let mut out = vec![[0u8; 32]; count as usize];
+        gpu_buffer_error(
+            engine.hash_gpu_blobs_into(Mode::Hash, records, &mut out),
+            "data",
+            says,
+        );
+    }
+    assert_eq!(out, [[7u8; 32]; 10]);
+
+    // An engine without a GPU.
+    let cpu = Engine::builder().backend(Backend::Cpu).build().unwrap();
+    let error = cpu
+        .hash_gpu_blobs_into(Mode::Hash, packed(&good), &mut out)
+        .unwrap_err();
+    assert!(
+        matches!(error.kind(), ErrorKind::BackendUnavailable { .. }),
+        "{error}"
+    );
+
+    // And the engine still works after all of that.
+    engine
+        .hash_gpu_blobs_into(Mode::Hash, packed(&good), &mut out)
+        .unwrap();
+    for (blob, digest) in blobs.iter().zip(&out) {
+        assert_eq!(*digest, *blake3::hash(blob).as_bytes());
+    }
+}
