@@ -4,7 +4,7 @@
 use std::fmt;
 use std::io::{self, IsTerminal, Read};
 
-use blake3_batch::{Backend, Engine, Mode};
+use blake3_batch::{Backend, Engine, EngineBuilder, Mode};
 use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -21,6 +21,10 @@ pub struct GlobalArgs {
     /// No progress bar; with `hash --check`, no line for files that are OK.
     #[arg(long, short = 'q', global = true)]
     pub quiet: bool,
+    /// GPU memory the engine may hold for a batch's slabs, in MiB
+    /// (default 256): larger slabs keep a fast card busier.
+    #[arg(long, global = true, value_name = "MIB")]
+    pub gpu_memory: Option<u64>,
 }
 
 /// `--backend`.
@@ -35,9 +39,18 @@ pub enum BackendArg {
 }
 
 impl GlobalArgs {
+    /// A builder for `backend` with the GPU options applied.
+    pub fn builder(&self, backend: Backend) -> EngineBuilder {
+        let builder = Engine::builder().backend(backend);
+        match self.gpu_memory {
+            Some(mib) => builder.gpu_memory_budget(mib.saturating_mul(1 << 20)),
+            None => builder,
+        }
+    }
+
     /// The engine these options ask for.
     pub fn engine(&self) -> Result<Engine, CliError> {
-        let mut builder = Engine::builder().backend(match self.backend {
+        let mut builder = self.builder(match self.backend {
             BackendArg::Auto => Backend::Auto,
             BackendArg::Cpu => Backend::Cpu,
             BackendArg::Gpu => Backend::Gpu,

@@ -4,7 +4,8 @@
 
 use std::time::{Duration, Instant};
 
-use blake3_batch::{Engine, Mode};
+use blake3_batch::wgpu::{self, util::DeviceExt};
+use blake3_batch::{Engine, GpuBlobs, GpuOffsets, Mode};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
@@ -52,6 +53,10 @@ impl Contestant {
     }
 }
 
+/// A contestant's measurement, and the GPU shader's own times of the timed
+/// runs where it has them.
+pub type Timed = (Measurement, Option<Vec<Duration>>);
+
 /// One cell: timings and the rates derived from them.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct Measurement {
@@ -97,7 +102,7 @@ pub fn measure(
     warmup: usize,
     reps: usize,
     inject_fault: bool,
-) -> Result<(Measurement, Option<Vec<Duration>>), String> {
+) -> Result<Timed, String> {
     let mut out = vec![[0u8; 32]; case.count()];
     for _ in 0..warmup {
         contestant.run(case, &mut out)?;
@@ -161,4 +166,98 @@ pub fn ceiling_gb_per_sec(reps: usize) -> f64 {
         best = best.min(started.elapsed());
     }
     input.len() as f64 / best.as_secs_f64() / 1e9
+}
+
+/// Times the GPU engine on the case's blobs already in GPU memory
+/// ([`Engine::hash_gpu_blobs`], digests left on the GPU), with the shader
+/// times of the timed runs; `None` where a blob is over 1 KiB or the batch
+/// is too big for one call. Checks the digests like [`measure`].
+pub fn measure_resident(
+    engine: &Engine,
+    case: &Case,
+    warmup: usize,
+    reps: usize,
+) -> Result<Option<Timed>, String> {
+    let Some((device, _)) = engine.wgpu_device() else {
+        return Ok(None);
+    };
+    let first = case.offsets[0];
+    let fits = (0..case.count()).all(|index| case.blob(index).len() <= 1024)
+        && case.data.len() < u32::MAX as usize
+        && case.data.len() as u64 <= device.limits().max_storage_buffer_binding_size;
+    if !fits {
+        return Ok(None);
+    }
+    let init = |contents: &[u8]| {
+        device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some("bench"),
+            contents,
+            usage: wgpu::BufferUsages::STORAGE,
+        })
+    };
+    let mut data = case.data.clone();
+    data.resize(data.len().next_multiple_of(4), 0);
+    let data = init(&data);
+    let offsets: Vec<u8> = case
+        .offsets
+        .iter()
+        .flat_map(|&offset| ((offset - first) as u32).to_le_bytes())
+        .collect();
+    let offsets = init(&offsets);
+    let digests = device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("bench digests"),
+        size: 32 * case.count() as u64,
+        usage: wgpu::BufferUsages::STORAGE,
+        mapped_at_creation: false,
+    });
+    let blobs = GpuBlobs::Packed {
+        data: &data,
+        offsets: GpuOffsets::U32(&offsets),
+        count: case.count() as u32,
+    };
+    let run = || {
+        engine
+            .hash_gpu_blobs(Mode::Hash, blobs, &digests, 0)
+            .map_err(|error| error.to_string())
+    };
+    for _ in 0..warmup {
+        run()?;
+    }
+    let mut times = Vec::with_capacity(reps);
+    let mut kernel_times = Vec::with_capacity(reps);
+    for _ in 0..reps.max(1) {
+        let started = Instant::now();
+        run()?;
+        times.push(started.elapsed());
+        if let Some(dispatch) = engine
+            .last_gpu_timings()
+            .and_then(|timings| timings.dispatch)
+        {
+            kernel_times.push(dispatch);
+        }
+    }
+    let mut out = vec![[0u8; 32]; case.count()];
+    engine
+        .hash_gpu_blobs_into(Mode::Hash, blobs, &mut out)
+        .map_err(|error| error.to_string())?;
+    let name = "gpu resident".to_owned();
+    verify(case, &out, &name)?;
+    let kernel = (kernel_times.len() == times.len()).then_some(kernel_times);
+    Ok(Some((Measurement::from_times(name, case, times), kernel)))
+}
+
+/// Times copying the case's bytes from mapped host memory into the GPU
+/// ([`Engine::measure_gpu_bus`]): the bound on the end-to-end column.
+pub fn measure_bus(engine: &Engine, case: &Case, reps: usize) -> Result<Measurement, String> {
+    let bytes = case.data.len() as u64;
+    let mut times = Vec::with_capacity(reps);
+    for _ in 0..reps.max(1) + 1 {
+        times.push(
+            engine
+                .measure_gpu_bus(bytes)
+                .map_err(|error| error.to_string())?,
+        );
+    }
+    times.remove(0);
+    Ok(Measurement::from_times("gpu bus".to_owned(), case, times))
 }

@@ -13,7 +13,9 @@ use blake3_batch::{cpu_model, Backend, Engine};
 use clap::Args;
 
 use self::cases::{Case, SizeSpec};
-use self::measure::{ceiling_gb_per_sec, measure, Contestant, Measurement};
+use self::measure::{
+    ceiling_gb_per_sec, measure, measure_bus, measure_resident, Contestant, Measurement,
+};
 use self::report::{CaseReport, Machine, Report, Settings};
 use crate::options::{BackendArg, GlobalArgs};
 
@@ -66,10 +68,10 @@ fn contestants(global: &GlobalArgs) -> Result<(Vec<Contestant>, Option<Engine>),
     let mut list = Vec::new();
     let gpu = match global.backend {
         BackendArg::Cpu => None,
-        BackendArg::Auto => Engine::builder().backend(Backend::Gpu).build().ok(),
+        BackendArg::Auto => global.builder(Backend::Gpu).build().ok(),
         BackendArg::Gpu => Some(
-            Engine::builder()
-                .backend(Backend::Gpu)
+            global
+                .builder(Backend::Gpu)
                 .build()
                 .map_err(|error| error.to_string())?,
         ),
@@ -93,7 +95,8 @@ fn contestants(global: &GlobalArgs) -> Result<(Vec<Contestant>, Option<Engine>),
         }
     }
     if global.backend == BackendArg::Auto {
-        let auto = Engine::builder()
+        let auto = global
+            .builder(Backend::Auto)
             .build()
             .map_err(|error| error.to_string())?;
         list.push(Contestant::Engine("auto".to_owned(), auto));
@@ -147,6 +150,17 @@ pub fn run(args: &BenchArgs, global: &GlobalArgs) -> Result<(), String> {
                 results.push(Measurement::from_times(name, &case, kernel));
             }
             progress.inc(1);
+        }
+        if let Some(gpu) = &gpu {
+            if let Some((resident, kernel)) = measure_resident(gpu, &case, args.warmup, args.reps)?
+            {
+                results.push(resident);
+                if let Some(kernel) = kernel {
+                    let name = "gpu resident kernel".to_owned();
+                    results.push(Measurement::from_times(name, &case, kernel));
+                }
+            }
+            results.push(measure_bus(gpu, &case, args.reps)?);
         }
         let baseline = results
             .iter()

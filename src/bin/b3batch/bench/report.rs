@@ -47,7 +47,7 @@ pub struct Report {
     pub cases: Vec<CaseReport>,
 }
 
-const CELL: usize = 17;
+const CELL: usize = 20;
 
 impl Report {
     /// The table: a row of two lines per blob size (GB/s with the spread,
@@ -106,6 +106,40 @@ impl Report {
                 });
             }
             text.push('\n');
+        }
+        text += &self.gpu_ratios();
+        text
+    }
+
+    /// Where a GPU took part, each case's end-to-end rate against the bus
+    /// and the resident path against the shader alone.
+    fn gpu_ratios(&self) -> String {
+        let mut text = String::new();
+        for case in &self.cases {
+            let rate = |name: &str| {
+                case.results
+                    .iter()
+                    .find(|result| result.contestant == name)
+                    .map(|result| result.gb_per_sec)
+            };
+            let mut parts = Vec::new();
+            if let (Some(gpu), Some(bus)) = (rate("gpu"), rate("gpu bus")) {
+                parts.push(format!("end to end ÷ bus {:.2}", gpu / bus));
+            }
+            if let (Some(kernel), Some(resident)) = (rate("gpu kernel"), rate("gpu resident")) {
+                parts.push(format!("resident ÷ shader {:.2}", resident / kernel));
+            }
+            if let (Some(kernel), Some(resident)) =
+                (rate("gpu kernel"), rate("gpu resident kernel"))
+            {
+                parts.push(format!(
+                    "resident shader ÷ slab shader {:.2}",
+                    resident / kernel
+                ));
+            }
+            if !parts.is_empty() {
+                let _ = writeln!(text, "{:<16}{}", case.size, parts.join(", "));
+            }
         }
         text
     }

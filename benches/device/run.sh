@@ -1,0 +1,61 @@
+#!/bin/bash
+# The GPU checks on a lent NVIDIA machine (see ../shared/device/README.md):
+# build here, carry the binaries in .dev/ and the Vulkan loader's debs in
+# .gl/, then run this from the project root there. Writes everything under
+# $OUT. Steps, each under its own timeout:
+#   1. the card, the loader, b3batch info;
+#   2. the vectors, the GPU tests and the GPU-buffer tests on the card;
+#   3. the card's own figures: a plain CUDA kernel and pinned copies (CuPy);
+#   4. b3batch bench, GPU columns, 256 MiB per case: workgroup sizes, both
+#      uploads, and 1 GiB of 1 KiB blobs;
+#   5. calibrate, then Auto against the forced choices from 1 MiB to 1 GiB.
+# Build here first:
+#   cargo build --release --bin b3batch
+#   cargo test --release --no-run --test vectors --test gpu --test gpu_buffers
+#   mkdir -p .dev && cp target/release/b3batch .dev/ && for t in vectors gpu gpu_buffers; do
+#     cp "$(ls -t target/release/deps/$t-* | grep -v '\.d$' | head -1)" .dev/test-$t; done
+set -u
+OUT=${OUT:-/tmp/out}
+mkdir -p "$OUT"
+for f in .gl/*.deb; do dpkg -x "$f" /; done
+ldconfig
+export XDG_RUNTIME_DIR=/tmp PATH="$PWD/.dev:$PATH" B3BATCH_REQUIRE_GPU=1
+export B3BATCH_PROFILE="$OUT/profile.json"
+step() { echo "=== $* ($(date +%T))"; }
+
+step card
+nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,pcie.link.gen.current,pcie.link.width.current --format=csv
+lscpu | grep -E "Model name|^CPU\(s\)"
+timeout 60 b3batch info 2>&1 | tee "$OUT/info.txt"
+
+step tests on the card
+for t in vectors gpu gpu_buffers; do
+    timeout 120 ".dev/test-$t" --test-threads 8 2>&1 | grep -E "test result|panicked|FAILED|error" | tee -a "$OUT/tests.txt"
+done
+
+step card reference
+timeout 120 python3 benches/device/cuda_reference.py 2>&1 | tee "$OUT/cuda.txt"
+
+big=268435456
+step bench workgroup 64, copy
+timeout 100 b3batch --quiet --gpu-memory 2048 bench --backend gpu --sizes 64,1024,mixed \
+    --bytes $big --reps 5 --json "$OUT/bench-wg64.json" 2>&1 | tee "$OUT/bench-wg64.txt"
+for wg in 128 256; do
+    step bench workgroup $wg
+    B3BATCH_GPU_WORKGROUP=$wg timeout 60 b3batch --quiet --gpu-memory 2048 bench --backend gpu \
+        --sizes 64,1024 --bytes $big --reps 5 --json "$OUT/bench-wg$wg.json" 2>&1 | tee "$OUT/bench-wg$wg.txt"
+done
+step bench direct upload
+B3BATCH_GPU_UPLOAD=direct timeout 60 b3batch --quiet --gpu-memory 2048 bench --backend gpu \
+    --sizes 1024,mixed --bytes $big --reps 5 --json "$OUT/bench-direct.json" 2>&1 | tee "$OUT/bench-direct.txt"
+step bench 1 GiB of 1 KiB
+timeout 90 b3batch --quiet --gpu-memory 4096 bench --backend gpu --sizes 1024 \
+    --bytes 1073741824 --reps 3 --json "$OUT/bench-1g.json" 2>&1 | tee "$OUT/bench-1g.txt"
+
+step calibrate and auto
+timeout 60 b3batch --gpu-memory 2048 calibrate 2>&1 | tee "$OUT/calibrate.txt"
+for bytes in 1048576 16777216 268435456 1073741824; do
+    timeout 120 b3batch --quiet --gpu-memory 2048 --threads "$(nproc)" bench --sizes 64,1024,mixed \
+        --bytes $bytes --reps 3 --json "$OUT/auto-$bytes.json" 2>&1 | tee "$OUT/auto-$bytes.txt"
+done
+step done
