@@ -494,13 +494,15 @@ impl Engine {
         self.inner.gpu.as_ref().map(Gpu::wgpu)
     }
 
-    /// The time to copy `bytes` from mapped host memory into the GPU's
-    /// memory, as batches from host memory are uploaded (buffers created
-    /// beforehand, not timed): the bound on any path from host memory to
-    /// this GPU, for comparing the end-to-end rate with.
-    pub fn measure_gpu_bus(&self, bytes: u64) -> Result<Duration, Error> {
+    /// The time to move `bytes` from host memory into the GPU's memory the
+    /// way batches are uploaded, at its best: copied on the engine's
+    /// threads into mapped staging memory, then by the GPU into device
+    /// memory (buffers created beforehand, untimed). The bound on any batch
+    /// from host memory through this engine, to compare its end-to-end
+    /// rate with. Copies at most the adapter's largest buffer.
+    pub fn measure_gpu_bus(&self, bytes: &[u8]) -> Result<Duration, Error> {
         match &self.inner.gpu {
-            Some(gpu) => gpu.bus_time(bytes),
+            Some(gpu) => gpu.bus_time(bytes, self.cpu_threads()),
             None => Err(ErrorKind::BackendUnavailable {
                 backend: "gpu".to_owned(),
                 reason: "this engine has no GPU".to_owned(),

@@ -2,12 +2,13 @@
 # The GPU checks on a lent NVIDIA machine (see ../shared/device/README.md):
 # build here, carry the binaries in .dev/ and the Vulkan loader's debs in
 # .gl/, then run this from the project root there. Writes everything under
-# $OUT. Steps, each under its own timeout:
+# $OUT (run it as `bash benches/device/run.sh 2>&1 | tee $OUT/run.log`). Steps,
+# each under its own timeout:
 #   1. the card, the loader, b3batch info;
 #   2. the vectors, the GPU tests and the GPU-buffer tests on the card;
 #   3. the card's own figures: a plain CUDA kernel and pinned copies (CuPy);
-#   4. b3batch bench, GPU columns, 256 MiB per case: workgroup sizes, both
-#      uploads, and 1 GiB of 1 KiB blobs;
+#   4. b3batch bench, GPU columns, 256 MiB per case: two workgroup sizes,
+#      both uploads, and 1 GiB of 1 KiB blobs;
 #   5. calibrate, then Auto against the forced choices from 1 MiB to 1 GiB.
 # Build here first:
 #   cargo build --release --bin b3batch
@@ -26,36 +27,34 @@ step() { echo "=== $* ($(date +%T))"; }
 step card
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,pcie.link.gen.current,pcie.link.width.current --format=csv
 lscpu | grep -E "Model name|^CPU\(s\)"
-timeout 60 b3batch info 2>&1 | tee "$OUT/info.txt"
+timeout 60 b3batch info 2>&1
 
 step tests on the card
 for t in vectors gpu gpu_buffers; do
-    timeout 120 ".dev/test-$t" --test-threads 8 2>&1 | grep -E "test result|panicked|FAILED|error" | tee -a "$OUT/tests.txt"
+    timeout 120 ".dev/test-$t" --test-threads 8 2>&1 | grep -E "test result|panicked|FAILED|error"
 done
 
 step card reference
-timeout 120 python3 benches/device/cuda_reference.py 2>&1 | tee "$OUT/cuda.txt"
+timeout 120 python3 benches/device/cuda_reference.py 2>&1
 
 big=268435456
-step bench workgroup 64, copy
-timeout 100 b3batch --quiet --gpu-memory 2048 bench --backend gpu --sizes 64,1024,mixed \
-    --bytes $big --reps 5 --json "$OUT/bench-wg64.json" 2>&1 | tee "$OUT/bench-wg64.txt"
-for wg in 128 256; do
-    step bench workgroup $wg
-    B3BATCH_GPU_WORKGROUP=$wg timeout 60 b3batch --quiet --gpu-memory 2048 bench --backend gpu \
-        --sizes 64,1024 --bytes $big --reps 5 --json "$OUT/bench-wg$wg.json" 2>&1 | tee "$OUT/bench-wg$wg.txt"
+for wg in 64 256; do
+    step bench workgroup $wg, copy upload
+    B3BATCH_GPU_WORKGROUP=$wg timeout 100 b3batch --quiet --gpu-memory 2048 bench --backend gpu \
+        --sizes 64,1024,mixed --bytes $big --reps 5 --json "$OUT/bench-wg$wg.json" 2>&1
 done
 step bench direct upload
 B3BATCH_GPU_UPLOAD=direct timeout 60 b3batch --quiet --gpu-memory 2048 bench --backend gpu \
-    --sizes 1024,mixed --bytes $big --reps 5 --json "$OUT/bench-direct.json" 2>&1 | tee "$OUT/bench-direct.txt"
+    --sizes 1024,mixed --bytes $big --reps 5 2>&1
 step bench 1 GiB of 1 KiB
 timeout 90 b3batch --quiet --gpu-memory 4096 bench --backend gpu --sizes 1024 \
-    --bytes 1073741824 --reps 3 --json "$OUT/bench-1g.json" 2>&1 | tee "$OUT/bench-1g.txt"
+    --bytes 1073741824 --reps 3 2>&1
 
 step calibrate and auto
-timeout 60 b3batch --gpu-memory 2048 calibrate 2>&1 | tee "$OUT/calibrate.txt"
+timeout 60 b3batch --gpu-memory 2048 calibrate 2>&1
 for bytes in 1048576 16777216 268435456 1073741824; do
+    step auto, $bytes bytes a case
     timeout 120 b3batch --quiet --gpu-memory 2048 --threads "$(nproc)" bench --sizes 64,1024,mixed \
-        --bytes $bytes --reps 3 --json "$OUT/auto-$bytes.json" 2>&1 | tee "$OUT/auto-$bytes.txt"
+        --bytes $bytes --reps 3 2>&1
 done
 step done

@@ -70,6 +70,21 @@ pub(crate) fn pack<S: BlobSource>(
     }
 }
 
+/// Copies `bytes` into `target` (of the same length) in pieces on
+/// `threads`.
+pub(crate) fn copy_in_pieces(bytes: &[u8], target: WriteOnly<'_, [u8]>, threads: Threads) {
+    let mut pieces = Vec::new();
+    let mut rest = target;
+    for input in bytes.chunks(RECORDS_PIECE_BYTES) {
+        let (piece, after) = rest.split_at(input.len());
+        rest = after;
+        pieces.push((input, Piece(piece)));
+    }
+    threads.for_each(pieces, |(input, Piece(mut piece))| {
+        piece.copy_from_slice(input)
+    });
+}
+
 /// Blobs `start..end` of `len` bytes each, back to back in `bytes`.
 fn pack_records(
     bytes: &[u8],

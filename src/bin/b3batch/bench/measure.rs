@@ -53,6 +53,12 @@ impl Contestant {
     }
 }
 
+/// How long a GPU contestant runs untimed before its timed runs, at
+/// least: a card idles at a fraction of its clock (an H200 at 345 MHz
+/// against 1980) and a few short batches do not wake it; without this the
+/// shader's figures on an H200 varied fivefold between runs.
+const GPU_WARMUP: Duration = Duration::from_millis(500);
+
 /// A contestant's measurement, and the GPU shader's own times of the timed
 /// runs where it has them.
 pub type Timed = (Measurement, Option<Vec<Duration>>);
@@ -104,8 +110,12 @@ pub fn measure(
     inject_fault: bool,
 ) -> Result<Timed, String> {
     let mut out = vec![[0u8; 32]; case.count()];
-    for _ in 0..warmup {
+    let on_gpu = matches!(contestant, Contestant::Engine(_, engine) if engine.gpu_info().is_some());
+    let warm_until = Instant::now() + if on_gpu { GPU_WARMUP } else { Duration::ZERO };
+    let mut runs = 0;
+    while runs < warmup || Instant::now() < warm_until {
         contestant.run(case, &mut out)?;
+        runs += 1;
     }
     let mut times = Vec::with_capacity(reps);
     let mut kernel_times = Vec::with_capacity(reps);
@@ -220,8 +230,11 @@ pub fn measure_resident(
             .hash_gpu_blobs(Mode::Hash, blobs, &digests, 0)
             .map_err(|error| error.to_string())
     };
-    for _ in 0..warmup {
+    let warm_until = Instant::now() + GPU_WARMUP;
+    let mut runs = 0;
+    while runs < warmup || Instant::now() < warm_until {
         run()?;
+        runs += 1;
     }
     let mut times = Vec::with_capacity(reps);
     let mut kernel_times = Vec::with_capacity(reps);
@@ -246,17 +259,13 @@ pub fn measure_resident(
     Ok(Some((Measurement::from_times(name, case, times), kernel)))
 }
 
-/// Times copying the case's bytes from mapped host memory into the GPU
+/// Times moving the case's bytes into the GPU as uploads do, at their best
 /// ([`Engine::measure_gpu_bus`]): the bound on the end-to-end column.
 pub fn measure_bus(engine: &Engine, case: &Case, reps: usize) -> Result<Measurement, String> {
-    let bytes = case.data.len() as u64;
     let mut times = Vec::with_capacity(reps);
     for _ in 0..reps.max(1) + 1 {
-        times.push(
-            engine
-                .measure_gpu_bus(bytes)
-                .map_err(|error| error.to_string())?,
-        );
+        let time = engine.measure_gpu_bus(&case.data);
+        times.push(time.map_err(|error| error.to_string())?);
     }
     times.remove(0);
     Ok(Measurement::from_times("gpu bus".to_owned(), case, times))
