@@ -41,6 +41,26 @@ impl BatchShape {
         shape
     }
 
+    /// This shape repeated `count` times (a batch of equal blobs).
+    pub(crate) fn times(self, count: usize) -> BatchShape {
+        BatchShape {
+            blobs: self.blobs * count,
+            bytes: self.bytes * count as u64,
+            large_blobs: self.large_blobs * count,
+            large_bytes: self.large_bytes * count as u64,
+        }
+    }
+
+    /// The sum of two shapes (two parts of one batch).
+    pub(crate) fn merge(self, other: BatchShape) -> BatchShape {
+        BatchShape {
+            blobs: self.blobs + other.blobs,
+            bytes: self.bytes + other.bytes,
+            large_blobs: self.large_blobs + other.large_blobs,
+            large_bytes: self.large_bytes + other.large_bytes,
+        }
+    }
+
     fn small_blobs(&self) -> usize {
         self.blobs - self.large_blobs
     }

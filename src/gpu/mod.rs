@@ -50,6 +50,9 @@ pub(crate) struct Gpu {
     /// Slabs are created on first use and kept; the lock also makes batches
     /// from several threads take turns on the device.
     slabs: Mutex<Vec<Slab>>,
+    /// The small buffers of calls over the caller's buffers, made at the
+    /// first; the lock also makes such calls take turns.
+    buffer_scratch: Mutex<Option<buffers::Scratch>>,
     last_timings: Mutex<Option<GpuTimings>>,
 }
 
@@ -73,6 +76,7 @@ impl Gpu {
             plan,
             timeout,
             slabs: Mutex::new(Vec::new()),
+            buffer_scratch: Mutex::new(None),
             last_timings: Mutex::new(None),
         })
     }
@@ -92,6 +96,7 @@ impl Gpu {
             plan,
             timeout,
             slabs: Mutex::new(Vec::new()),
+            buffer_scratch: Mutex::new(None),
             last_timings: Mutex::new(None),
         })
     }
@@ -113,7 +118,15 @@ impl Gpu {
         blobs: GpuBlobs,
         digests: buffers::Digests,
     ) -> Result<(), Error> {
-        let timings = buffers::hash(&self.device, words, blobs, digests, self.timeout)?;
+        let mut held = lock(&self.buffer_scratch);
+        let scratch = held.get_or_insert_with(|| buffers::Scratch::new(&self.device));
+        let hashed = buffers::hash(&self.device, scratch, words, blobs, digests, self.timeout);
+        if hashed.is_err() {
+            // A failure may leave the status readback mapped: start afresh.
+            *held = None;
+        }
+        drop(held);
+        let timings = hashed?;
         *lock(&self.last_timings) = Some(timings);
         Ok(())
     }
@@ -245,7 +258,7 @@ impl Gpu {
                 slab.ready_to_read(&self.device, self.timeout)?;
                 timings.wait += clock.elapsed();
                 let clock = Instant::now();
-                let stages = slab.read_back(&self.device, source, &done.packed, out)?;
+                let stages = slab.read_back(&self.device, source, &done.packed, out, threads)?;
                 timings.readback += clock.elapsed();
                 if let (Some(sum), Some(stages)) = (gpu_stages.as_mut(), stages) {
                     for (sum, stage) in sum.iter_mut().zip(stages) {

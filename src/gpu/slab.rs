@@ -20,8 +20,11 @@ use crate::mode::ModeWords;
 /// Slabs in flight: one being packed, one computing, one reading back.
 pub(crate) const SLABS: usize = 3;
 
-/// Timestamps per slab: before upload, after upload, after dispatch, after
-/// the digest copy.
+/// Digests one thread copies out of a slab's readback at a time (2 MiB).
+const READBACK_PIECE: usize = 64 * 1024;
+
+/// Timestamps per slab: before upload, the shader's pass's start and end,
+/// after the digest copy.
 const STAMPS: u32 = 4;
 const STAMP_BYTES: u64 = STAMPS as u64 * 8;
 
@@ -256,18 +259,26 @@ impl Slab {
                 encoder.copy_buffer_to_buffer(&self.staging, from, data, 0, bytes);
             }
         }
-        stamp(&mut encoder, 1);
         {
+            // The pass's own timestamps bracket the shader's work; written
+            // from the encoder between commands, they could run before the
+            // copies ahead of them finished (on an H200 the slabs' shader
+            // times varied fourfold).
             let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
                 label: Some("blake3"),
-                timestamp_writes: None,
+                timestamp_writes: self.stamps.as_ref().map(|(set, _)| {
+                    wgpu::ComputePassTimestampWrites {
+                        query_set: set,
+                        beginning_of_pass_write_index: Some(1),
+                        end_of_pass_write_index: Some(2),
+                    }
+                }),
             });
             pass.set_pipeline(pipeline);
             pass.set_bind_group(0, &self.bind_group, &[]);
             let groups = count.div_ceil(u64::from(gpu.workgroup_size));
             pass.dispatch_workgroups(groups as u32, 1, 1);
         }
-        stamp(&mut encoder, 2);
         encoder.copy_buffer_to_buffer(&self.digests, 0, &self.readback, 0, count * DIGEST_BYTES);
         stamp(&mut encoder, 3);
         if let Some((set, resolve)) = &self.stamps {
@@ -299,6 +310,7 @@ impl Slab {
         source: &S,
         packed: &Packed,
         out: &mut [[u8; 32]],
+        threads: Threads,
     ) -> Result<Option<[Duration; 3]>, Error> {
         let view = self
             .readback
@@ -315,7 +327,13 @@ impl Slab {
                 }
             }
         } else {
-            slots.copy_from_slice(digests);
+            // In pieces on every thread: a slab of 64-byte blobs reads back
+            // half as many bytes as it uploaded.
+            let pieces: Vec<_> = slots
+                .chunks_mut(READBACK_PIECE)
+                .zip(digests.chunks(READBACK_PIECE))
+                .collect();
+            threads.for_each(pieces, |(slots, digests)| slots.copy_from_slice(digests));
         }
         let stages = gpu.timestamp_period.map(|period| {
             let at = (self.plan.entries * DIGEST_BYTES) as usize;
