@@ -66,12 +66,22 @@ fn default_threads() -> Vec<usize> {
 /// leaves out the GPU and Auto, `gpu` compares the GPU with the baselines.
 fn contestants(global: &GlobalArgs) -> Result<(Vec<Contestant>, Option<Engine>), String> {
     let mut list = Vec::new();
+    let threads = if global.threads.is_empty() {
+        default_threads()
+    } else {
+        global.threads.clone()
+    };
+    // The GPU and Auto pack and hash on as many threads as the widest CPU
+    // column, each with a pool of its own as that column has, so the forced
+    // choices and Auto compare like for like.
+    let most = threads.iter().copied().max().unwrap_or(1);
     let gpu = match global.backend {
         BackendArg::Cpu => None,
-        BackendArg::Auto => global.builder(Backend::Gpu).build().ok(),
+        BackendArg::Auto => global.builder(Backend::Gpu).threads(most).build().ok(),
         BackendArg::Gpu => Some(
             global
                 .builder(Backend::Gpu)
+                .threads(most)
                 .build()
                 .map_err(|error| error.to_string())?,
         ),
@@ -80,11 +90,6 @@ fn contestants(global: &GlobalArgs) -> Result<(Vec<Contestant>, Option<Engine>),
         list.push(Contestant::Engine("gpu".to_owned(), gpu.clone()));
     }
     if global.backend != BackendArg::Gpu {
-        let threads = if global.threads.is_empty() {
-            default_threads()
-        } else {
-            global.threads.clone()
-        };
         for count in threads {
             let engine = Engine::builder()
                 .backend(Backend::Cpu)
@@ -97,6 +102,7 @@ fn contestants(global: &GlobalArgs) -> Result<(Vec<Contestant>, Option<Engine>),
     if global.backend == BackendArg::Auto {
         let auto = global
             .builder(Backend::Auto)
+            .threads(most)
             .build()
             .map_err(|error| error.to_string())?;
         list.push(Contestant::Engine("auto".to_owned(), auto));
