@@ -1,0 +1,90 @@
+"""Hash Arrow columns, NumPy records and many small bytes objects with BLAKE3
+at once: every SIMD lane a different blob, on every core (or a GPU), without
+copying the data and without holding the GIL. Digests are bit-identical to
+``blake3.blake3(x).digest()`` (and its keyed and derive-key modes).
+
+The module-level functions share one engine per process (backend "auto",
+every core); build an :class:`Engine` for another backend or thread count.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, List, Optional, Union
+
+from ._native import Engine, __version__, default_engine
+
+__all__ = [
+    "Engine",
+    "default_engine",
+    "hash_arrow",
+    "hash_arrow_u64",
+    "hash_many",
+    "hash_records",
+    "__version__",
+]
+
+Key = Union[bytes, bytearray]
+
+
+def hash_arrow(
+    column: Any,
+    *,
+    length: int = 32,
+    key: Optional[Key] = None,
+    derive_key: Optional[str] = None,
+) -> Any:
+    """Digests of an Arrow column of binary or string values.
+
+    ``column`` is any object with ``__arrow_c_array__`` or
+    ``__arrow_c_stream__`` (pyarrow, Polars, DuckDB, nanoarrow, arro3) of type
+    binary, large_binary, string, large_string, binary_view, string_view or
+    fixed_size_binary; it is read in place. Returns a
+    ``pyarrow.FixedSizeBinaryArray`` of ``length`` bytes a row (a
+    ``pyarrow.ChunkedArray``, one chunk per input chunk, for a stream); null
+    rows stay null. ``length`` < 32 keeps a prefix of the digest. ``key`` (32
+    bytes) hashes in keyed mode, ``derive_key`` (a context string) in key
+    derivation mode.
+    """
+    return default_engine().hash_arrow(column, length=length, key=key, derive_key=derive_key)
+
+
+def hash_arrow_u64(
+    column: Any, *, key: Optional[Key] = None, derive_key: Optional[str] = None
+) -> Any:
+    """The first 8 bytes of each row's digest as little-endian
+    ``pyarrow.uint64`` values: compact keys for deduplication and joins.
+    Nulls stay null."""
+    return default_engine().hash_arrow_u64(column, key=key, derive_key=derive_key)
+
+
+def hash_many(
+    items: Iterable[Any],
+    *,
+    length: int = 32,
+    key: Optional[Key] = None,
+    derive_key: Optional[str] = None,
+) -> List[bytes]:
+    """Digests of a sequence of bytes-like objects, as a list of ``bytes``
+    of ``length`` bytes each, in order."""
+    return default_engine().hash_many(items, length=length, key=key, derive_key=derive_key)
+
+
+def hash_records(
+    records: Any,
+    *,
+    length: int = 32,
+    key: Optional[Key] = None,
+    derive_key: Optional[str] = None,
+) -> Any:
+    """Digests of the rows of a C-contiguous ``(n, k)`` ``uint8`` NumPy
+    array (one k-byte record a row): a new ``(n, length)`` ``uint8`` array."""
+    return default_engine().hash_records(records, length=length, key=key, derive_key=derive_key)
+
+
+def __getattr__(name: str) -> Any:
+    # `blake3_batch.ray` imports Ray only when it is used.
+    if name == "ray":
+        import importlib
+
+        return importlib.import_module(".ray", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

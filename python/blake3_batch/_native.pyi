@@ -1,0 +1,59 @@
+from typing import Any, Iterable, List, Optional, Union
+
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
+
+__version__: str
+
+_Key = Union[bytes, bytearray]
+
+class Engine:
+    """A BLAKE3 batch engine: a backend and a number of threads, reused
+    across calls and shared between threads."""
+
+    def __init__(
+        self,
+        backend: str = "auto",
+        threads: Optional[int] = None,
+        cpu_backend: Optional[str] = None,
+    ) -> None: ...
+    def hash_arrow(
+        self,
+        column: Any,
+        *,
+        length: int = 32,
+        key: Optional[_Key] = None,
+        derive_key: Optional[str] = None,
+    ) -> Union[pa.FixedSizeBinaryArray, pa.ChunkedArray]: ...
+    def hash_arrow_u64(
+        self,
+        column: Any,
+        *,
+        key: Optional[_Key] = None,
+        derive_key: Optional[str] = None,
+    ) -> Union[pa.UInt64Array, pa.ChunkedArray]: ...
+    def hash_many(
+        self,
+        items: Iterable[Any],
+        *,
+        length: int = 32,
+        key: Optional[_Key] = None,
+        derive_key: Optional[str] = None,
+    ) -> List[bytes]: ...
+    def hash_records(
+        self,
+        records: npt.NDArray[np.uint8],
+        *,
+        length: int = 32,
+        key: Optional[_Key] = None,
+        derive_key: Optional[str] = None,
+    ) -> npt.NDArray[np.uint8]: ...
+    def info(self) -> dict: ...
+    def close(self) -> None: ...
+    @property
+    def closed(self) -> bool: ...
+    def __enter__(self) -> "Engine": ...
+    def __exit__(self, *args: Any) -> bool: ...
+
+def default_engine() -> Engine: ...

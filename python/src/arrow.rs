@@ -1,0 +1,338 @@
+//! Hashing one Arrow array of binary or string values in place: the
+//! engine reads the array's own buffers (values and offsets, records, or
+//! views) and writes the digests straight into the output array's buffer.
+
+use std::ops::Range;
+use std::sync::Arc;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::{BinaryViewType, ByteViewType, StringViewType};
+use arrow_array::{Array, ArrayRef, FixedSizeBinaryArray, GenericByteViewArray, UInt64Array};
+use arrow_buffer::{Buffer, NullBuffer, ScalarBuffer};
+use arrow_schema::DataType;
+use blake3_batch::{Engine, Error, Mode};
+
+/// Rows hashed at a time when digests are cut shorter than 32 bytes, so the
+/// full digests never need more than a few MiB beside the output.
+const ROWS_PER_PIECE: usize = 1 << 17;
+
+/// Whether the engine can hash values of this Arrow type.
+pub fn is_hashable(data_type: &DataType) -> bool {
+    matches!(
+        data_type,
+        DataType::Binary
+            | DataType::LargeBinary
+            | DataType::Utf8
+            | DataType::LargeUtf8
+            | DataType::BinaryView
+            | DataType::Utf8View
+            | DataType::FixedSizeBinary(_)
+    )
+}
+
+/// The message for a column of another type.
+pub fn unsupported(data_type: &str) -> String {
+    format!(
+        "cannot hash a column of type {data_type}: give binary, large_binary, string, \
+         large_string, binary_view, string_view or fixed_size_binary values \
+         (cast other columns first, e.g. with pyarrow.compute.cast)"
+    )
+}
+
+/// The values of one array as the engine reads them, borrowed from the
+/// array's buffers.
+enum Rows<'a> {
+    /// Arrow offsets into one values buffer (Binary/String: i32 as u32).
+    Packed32 { data: &'a [u8], offsets: &'a [u32] },
+    /// LargeBinary/LargeString offsets (i64 as u64).
+    Packed64 { data: &'a [u8], offsets: &'a [u64] },
+    /// FixedSizeBinary values, back to back.
+    Records {
+        data: &'a [u8],
+        size: usize,
+        count: usize,
+    },
+    /// BinaryView/StringView values (inline or in data buffers); null rows
+    /// are read as empty.
+    Slices(Vec<&'a [u8]>),
+}
+
+impl<'a> Rows<'a> {
+    fn of(array: &'a dyn Array) -> Option<Rows<'a>> {
+        Some(match array.data_type() {
+            DataType::Binary => {
+                let array = array.as_binary::<i32>();
+                packed32(array.values(), array.value_offsets())
+            }
+            DataType::Utf8 => {
+                let array = array.as_string::<i32>();
+                packed32(array.values(), array.value_offsets())
+            }
+            DataType::LargeBinary => {
+                let array = array.as_binary::<i64>();
+                packed64(array.values(), array.value_offsets())
+            }
+            DataType::LargeUtf8 => {
+                let array = array.as_string::<i64>();
+                packed64(array.values(), array.value_offsets())
+            }
+            DataType::FixedSizeBinary(_) => {
+                let array = array.as_fixed_size_binary();
+                Rows::Records {
+                    data: array.value_data(),
+                    size: array.value_length() as usize,
+                    count: array.len(),
+                }
+            }
+            DataType::BinaryView => views(array.as_byte_view::<BinaryViewType>()),
+            DataType::Utf8View => views(array.as_byte_view::<StringViewType>()),
+            _ => return None,
+        })
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Rows::Packed32 { offsets, .. } => offsets.len() - 1,
+            Rows::Packed64 { offsets, .. } => offsets.len() - 1,
+            Rows::Records { count, .. } => *count,
+            Rows::Slices(slices) => slices.len(),
+        }
+    }
+
+    /// Hashes rows `range` into `out` (one slot a row).
+    fn hash(
+        &self,
+        engine: &Engine,
+        mode: Mode,
+        range: Range<usize>,
+        out: &mut [[u8; 32]],
+    ) -> Result<(), Error> {
+        match self {
+            Rows::Packed32 { data, offsets } => {
+                engine.hash_packed_into(mode, data, &offsets[range.start..=range.end], out)
+            }
+            Rows::Packed64 { data, offsets } => {
+                engine.hash_packed_into(mode, data, &offsets[range.start..=range.end], out)
+            }
+            // Records of 0 bytes are all the empty input; the engine wants a
+            // record size of at least 1.
+            Rows::Records { size: 0, .. } => {
+                let empty: Vec<&[u8]> = vec![&[]; range.len()];
+                engine.hash_slices_into(mode, &empty, out)
+            }
+            Rows::Records { data, size, .. } => engine.hash_records_into(
+                mode,
+                &data[range.start * size..range.end * size],
+                *size,
+                out,
+            ),
+            Rows::Slices(slices) => engine.hash_slices_into(mode, &slices[range], out),
+        }
+    }
+}
+
+fn packed32<'a>(values: &'a Buffer, offsets: &'a [i32]) -> Rows<'a> {
+    Rows::Packed32 {
+        data: values.as_slice(),
+        // Arrow offsets are never negative, so i32 and u32 read the same.
+        offsets: bytemuck::cast_slice(offsets),
+    }
+}
+
+fn packed64<'a>(values: &'a Buffer, offsets: &'a [i64]) -> Rows<'a> {
+    Rows::Packed64 {
+        data: values.as_slice(),
+        offsets: bytemuck::cast_slice(offsets),
+    }
+}
+
+fn views<T: ByteViewType + ?Sized>(array: &GenericByteViewArray<T>) -> Rows<'_> {
+    Rows::Slices(
+        (0..array.len())
+            .map(|row| {
+                if array.is_null(row) {
+                    &[][..]
+                } else {
+                    array.value(row).as_ref()
+                }
+            })
+            .collect(),
+    )
+}
+
+/// Calls `write(first_row, digests)` for every piece of the rows in order,
+/// the digests of each piece hashed in one engine call.
+fn for_each_piece(
+    rows: &Rows,
+    engine: &Engine,
+    mode: Mode,
+    mut write: impl FnMut(usize, &[[u8; 32]]),
+) -> Result<(), Error> {
+    let count = rows.len();
+    let mut digests = vec![[0u8; 32]; count.min(ROWS_PER_PIECE)];
+    let mut start = 0;
+    while start < count {
+        let end = (start + ROWS_PER_PIECE).min(count);
+        let piece = &mut digests[..end - start];
+        rows.hash(engine, mode, start..end, piece)?;
+        write(start, piece);
+        start = end;
+    }
+    Ok(())
+}
+
+/// Digests of every row of `array`, `length` bytes each, as a
+/// FixedSizeBinary array with the input's nulls (null rows hold zeros).
+/// `None` when the array's type cannot be hashed.
+pub fn hash_array(
+    engine: &Engine,
+    mode: Mode,
+    length: usize,
+    array: &dyn Array,
+) -> Option<Result<ArrayRef, Error>> {
+    let rows = Rows::of(array)?;
+    Some(digest_bytes(engine, mode, length, &rows).map(|mut bytes| {
+        let nulls = array.logical_nulls();
+        if let Some(nulls) = &nulls {
+            zero_nulls(&mut bytes, length, nulls);
+        }
+        Arc::new(FixedSizeBinaryArray::new(
+            length as i32,
+            Buffer::from_vec(bytes),
+            nulls,
+        )) as ArrayRef
+    }))
+}
+
+/// The first 8 bytes of every row's digest as a little-endian `u64`, with
+/// the input's nulls (null rows hold 0). `None` for a type that cannot be
+/// hashed.
+pub fn hash_array_u64(
+    engine: &Engine,
+    mode: Mode,
+    array: &dyn Array,
+) -> Option<Result<ArrayRef, Error>> {
+    let rows = Rows::of(array)?;
+    let mut keys = vec![0u64; rows.len()];
+    let hashed = for_each_piece(&rows, engine, mode, |start, digests| {
+        for (key, digest) in keys[start..].iter_mut().zip(digests) {
+            *key = u64::from_le_bytes(digest[..8].try_into().expect("8 bytes"));
+        }
+    });
+    Some(hashed.map(|()| {
+        let nulls = array.logical_nulls();
+        if let Some(nulls) = &nulls {
+            for row in nulls.iter().enumerate().filter(|(_, valid)| !valid) {
+                keys[row.0] = 0;
+            }
+        }
+        Arc::new(UInt64Array::new(ScalarBuffer::from(keys), nulls)) as ArrayRef
+    }))
+}
+
+/// `length` bytes of every row's digest, back to back.
+fn digest_bytes(engine: &Engine, mode: Mode, length: usize, rows: &Rows) -> Result<Vec<u8>, Error> {
+    let count = rows.len();
+    let mut bytes = vec![0u8; count * length];
+    if count == 0 {
+        return Ok(bytes);
+    }
+    if length == 32 {
+        // Full digests go straight into the output buffer.
+        let out: &mut [[u8; 32]] = bytemuck::cast_slice_mut(&mut bytes);
+        rows.hash(engine, mode, 0..count, out)?;
+    } else {
+        for_each_piece(rows, engine, mode, |start, digests| {
+            let out = &mut bytes[start * length..(start + digests.len()) * length];
+            for (slot, digest) in out.chunks_exact_mut(length).zip(digests) {
+                slot.copy_from_slice(&digest[..length]);
+            }
+        })?;
+    }
+    Ok(bytes)
+}
+
+fn zero_nulls(bytes: &mut [u8], length: usize, nulls: &NullBuffer) {
+    for (row, valid) in nulls.iter().enumerate() {
+        if !valid {
+            bytes[row * length..(row + 1) * length].fill(0);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow_array::{BinaryArray, LargeStringArray, StringViewArray};
+
+    fn engine() -> Engine {
+        Engine::builder()
+            .backend(blake3_batch::Backend::Cpu)
+            .threads(2)
+            .build()
+            .unwrap()
+    }
+
+    fn digests(array: &ArrayRef) -> Vec<Option<Vec<u8>>> {
+        let array = array.as_fixed_size_binary();
+        (0..array.len())
+            .map(|row| array.is_valid(row).then(|| array.value(row).to_vec()))
+            .collect()
+    }
+
+    fn expected(values: &[Option<&[u8]>], length: usize) -> Vec<Option<Vec<u8>>> {
+        values
+            .iter()
+            .map(|value| value.map(|v| blake3::hash(v).as_bytes()[..length].to_vec()))
+            .collect()
+    }
+
+    #[test]
+    fn every_layout_matches_blake3_with_nulls_and_slices() {
+        let long = vec![7u8; 3000];
+        let values: Vec<Option<&[u8]>> = vec![
+            Some(b"alpha"),
+            None,
+            Some(b""),
+            Some(&long),
+            Some(b"a view longer than twelve bytes"),
+        ];
+        let strings: Vec<Option<&str>> = values
+            .iter()
+            .map(|v| v.map(|v| std::str::from_utf8(v).unwrap_or("x")))
+            .collect();
+        let arrays: Vec<ArrayRef> = vec![
+            Arc::new(BinaryArray::from(values.clone())),
+            Arc::new(LargeStringArray::from(strings.clone())),
+            Arc::new(StringViewArray::from(strings.clone())),
+        ];
+        let engine = engine();
+        for array in arrays {
+            for length in [32, 8, 1] {
+                for (offset, len) in [(0, 5), (1, 3), (3, 2)] {
+                    let sliced = array.slice(offset, len);
+                    let want: Vec<Option<&[u8]>> = strings[offset..offset + len]
+                        .iter()
+                        .map(|s| s.map(str::as_bytes))
+                        .collect();
+                    let got = hash_array(&engine, Mode::Hash, length, &sliced)
+                        .unwrap()
+                        .unwrap();
+                    assert_eq!(digests(&got), expected(&want, length), "{array:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn records_of_zero_bytes_are_the_empty_input() {
+        let array =
+            FixedSizeBinaryArray::try_new_with_len(0, Buffer::from_vec(Vec::<u8>::new()), None, 3)
+                .unwrap();
+        let got = hash_array(&engine(), Mode::Hash, 32, &array)
+            .unwrap()
+            .unwrap();
+        let want: Vec<Option<&[u8]>> = vec![Some(b""); 3];
+        assert_eq!(digests(&got), expected(&want, 32));
+    }
+}

@@ -1,0 +1,407 @@
+//! `blake3_batch.Engine`: one engine (backend, threads) and the calls that
+//! hash Arrow columns, bytes objects and NumPy records with it.
+
+use std::sync::{Arc, RwLock};
+
+use arrow_array::ArrayRef;
+use arrow_schema::{ArrowError, DataType, Field};
+use blake3_batch::{Backend, CpuBackend, Engine, Error};
+use numpy::{PyArray1, PyArrayMethods, PyUntypedArray, PyUntypedArrayMethods};
+use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyByteArray, PyBytes, PyDict, PyList, PyString};
+use pyo3_arrow::input::AnyArray;
+use pyo3_arrow::{PyArray, PyChunkedArray};
+
+use crate::arrow::{hash_array, hash_array_u64, is_hashable, unsupported};
+use crate::errors::to_py;
+use crate::options::{type_name, Options};
+
+/// A BLAKE3 batch engine: a backend (`"auto"`, `"cpu"` or `"gpu"`) and a
+/// number of threads, reused across calls and shared between threads.
+#[pyclass(name = "Engine", module = "blake3_batch", frozen)]
+pub struct PyEngine {
+    /// `None` once closed.
+    engine: RwLock<Option<Engine>>,
+    /// The process that built it: an engine's threads do not survive a
+    /// fork, so a child must build its own.
+    pid: u32,
+}
+
+impl PyEngine {
+    pub fn build(
+        backend: &str,
+        threads: Option<usize>,
+        cpu_backend: Option<&str>,
+    ) -> PyResult<Self> {
+        let backend = match backend {
+            "auto" => Backend::Auto,
+            "cpu" => Backend::Cpu,
+            "gpu" => Backend::Gpu,
+            other => {
+                return Err(PyValueError::new_err(format!(
+                    "backend={other:?} is not one of \"auto\", \"cpu\", \"gpu\""
+                )))
+            }
+        };
+        let mut builder = Engine::builder().backend(backend);
+        if let Some(threads) = threads {
+            builder = builder.threads(threads);
+        }
+        if let Some(name) = cpu_backend {
+            let cpu = [
+                CpuBackend::Avx512,
+                CpuBackend::Avx2,
+                CpuBackend::Sse41,
+                CpuBackend::Neon,
+                CpuBackend::Portable,
+            ]
+            .into_iter()
+            .find(|cpu| cpu.name() == name)
+            .ok_or_else(|| {
+                PyValueError::new_err(format!(
+                    "cpu_backend={name:?} is not one of \"avx512\", \"avx2\", \"sse41\", \"neon\", \"portable\""
+                ))
+            })?;
+            builder = builder.cpu_backend(cpu);
+        }
+        let engine = builder.build().map_err(to_py)?;
+        Ok(PyEngine {
+            engine: RwLock::new(Some(engine)),
+            pid: std::process::id(),
+        })
+    }
+
+    /// The engine for one call (cheap to clone), or why there is none.
+    pub fn engine(&self) -> PyResult<Engine> {
+        if self.pid != std::process::id() {
+            return Err(PyRuntimeError::new_err(
+                "this Engine was created in another process (before a fork): its threads do \
+                 not exist here; create a new Engine in this process",
+            ));
+        }
+        self.engine
+            .read()
+            .map_err(|_| PyRuntimeError::new_err("the engine's lock is poisoned"))?
+            .clone()
+            .ok_or_else(|| PyValueError::new_err("this Engine is closed: create a new one"))
+    }
+
+    pub fn built_here(&self) -> bool {
+        self.pid == std::process::id()
+    }
+}
+
+#[pymethods]
+impl PyEngine {
+    #[new]
+    #[pyo3(signature = (backend = "auto", threads = None, cpu_backend = None))]
+    fn new(backend: &str, threads: Option<usize>, cpu_backend: Option<&str>) -> PyResult<Self> {
+        PyEngine::build(backend, threads, cpu_backend)
+    }
+
+    /// Digests of an Arrow array or chunked array of binary or string
+    /// values, read in place: a `pyarrow.FixedSizeBinaryArray` of `length`
+    /// bytes a row (a `ChunkedArray` with one chunk per input chunk for a
+    /// stream), nulls kept null.
+    #[pyo3(signature = (column, *, length = 32, key = None, derive_key = None))]
+    fn hash_arrow<'py>(
+        &self,
+        py: Python<'py>,
+        column: &Bound<'py, PyAny>,
+        length: usize,
+        key: Option<&Bound<'py, PyAny>>,
+        derive_key: Option<&str>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let options = Options::parse(key, derive_key, length)?;
+        let engine = self.engine()?;
+        let output = DataType::FixedSizeBinary(length as i32);
+        hash_column(py, column, output, move |array| {
+            hash_array(&engine, options.mode.as_mode(), options.length, array)
+        })
+    }
+
+    /// The first 8 bytes of each row's digest as a little-endian
+    /// `pyarrow.uint64` array: compact keys for deduplication.
+    #[pyo3(signature = (column, *, key = None, derive_key = None))]
+    fn hash_arrow_u64<'py>(
+        &self,
+        py: Python<'py>,
+        column: &Bound<'py, PyAny>,
+        key: Option<&Bound<'py, PyAny>>,
+        derive_key: Option<&str>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let options = Options::parse(key, derive_key, 8)?;
+        let engine = self.engine()?;
+        hash_column(py, column, DataType::UInt64, move |array| {
+            hash_array_u64(&engine, options.mode.as_mode(), array)
+        })
+    }
+
+    /// Digests of a sequence of bytes-like objects, as a list of `bytes`
+    /// of `length` bytes each. `bytes` items are read in place; other
+    /// bytes-like objects are copied once.
+    #[pyo3(signature = (items, *, length = 32, key = None, derive_key = None))]
+    fn hash_many<'py>(
+        &self,
+        py: Python<'py>,
+        items: &Bound<'py, PyAny>,
+        length: usize,
+        key: Option<&Bound<'py, PyAny>>,
+        derive_key: Option<&str>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let options = Options::parse(key, derive_key, length)?;
+        let engine = self.engine()?;
+        if items.is_instance_of::<PyBytes>()
+            || items.is_instance_of::<PyByteArray>()
+            || items.is_instance_of::<PyString>()
+        {
+            return Err(PyTypeError::new_err(format!(
+                "hash_many takes a sequence of bytes-like objects, not one {}: wrap it in a list",
+                type_name(items)
+            )));
+        }
+        let blobs = bytes_items(py, items)?;
+        let slices: Vec<&[u8]> = blobs.iter().map(|blob| blob.as_bytes()).collect();
+        let mut digests = vec![[0u8; 32]; slices.len()];
+        py.detach(|| engine.hash_slices_into(options.mode.as_mode(), &slices, &mut digests))
+            .map_err(to_py)?;
+        PyList::new(
+            py,
+            digests
+                .iter()
+                .map(|digest| PyBytes::new(py, &digest[..options.length])),
+        )
+    }
+
+    /// Digests of the rows of a C-contiguous 2-D `uint8` NumPy array of
+    /// shape `(n, k)`: a new `(n, length)` `uint8` array.
+    #[pyo3(signature = (records, *, length = 32, key = None, derive_key = None))]
+    fn hash_records<'py>(
+        &self,
+        py: Python<'py>,
+        records: &Bound<'py, PyAny>,
+        length: usize,
+        key: Option<&Bound<'py, PyAny>>,
+        derive_key: Option<&str>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let options = Options::parse(key, derive_key, length)?;
+        let engine = self.engine()?;
+        let array = records.cast::<PyUntypedArray>().map_err(|_| {
+            PyTypeError::new_err(format!(
+                "hash_records takes a 2-D numpy.ndarray of uint8, not {}",
+                type_name(records)
+            ))
+        })?;
+        if array.ndim() != 2 {
+            return Err(PyValueError::new_err(format!(
+                "hash_records takes a 2-D array (one record a row), got {} dimensions: \
+                 reshape it to (records, record_size)",
+                array.ndim()
+            )));
+        }
+        let typed = array.cast::<numpy::PyArray2<u8>>().map_err(|_| {
+            PyTypeError::new_err(format!(
+                "hash_records takes uint8 records, got dtype {}: view the bytes with .view(numpy.uint8)",
+                array.dtype()
+            ))
+        })?;
+        let readonly = typed.try_readonly().map_err(|error| {
+            PyRuntimeError::new_err(format!("the array is being written elsewhere: {error}"))
+        })?;
+        // A Fortran-ordered array is contiguous too, but its rows are not
+        // its records: only C order reads each row as one record.
+        let not_c_contiguous = || {
+            PyValueError::new_err(
+                "the records are not C-contiguous: pass numpy.ascontiguousarray(records)",
+            )
+        };
+        if !array.is_c_contiguous() {
+            return Err(not_c_contiguous());
+        }
+        let data = readonly.as_slice().map_err(|_| not_c_contiguous())?;
+        let [rows, size] = [array.shape()[0], array.shape()[1]];
+        let mut digests = vec![[0u8; 32]; rows];
+        py.detach(|| -> Result<(), Error> {
+            if rows == 0 {
+                Ok(())
+            } else if size == 0 {
+                let empty: Vec<&[u8]> = vec![&[]; rows];
+                engine.hash_slices_into(options.mode.as_mode(), &empty, &mut digests)
+            } else {
+                engine.hash_records_into(options.mode.as_mode(), data, size, &mut digests)
+            }
+        })
+        .map_err(to_py)?;
+        let bytes: Vec<u8> = digests
+            .iter()
+            .flat_map(|digest| digest[..options.length].iter().copied())
+            .collect();
+        Ok(PyArray1::from_vec(py, bytes)
+            .reshape([rows, options.length])?
+            .into_any())
+    }
+
+    /// The engine's backend, CPU instruction set, lanes, threads and GPU.
+    fn info<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let engine = self.engine()?;
+        let info = PyDict::new(py);
+        info.set_item(
+            "backend",
+            match engine.backend() {
+                Backend::Auto => "auto",
+                Backend::Cpu => "cpu",
+                Backend::Gpu => "gpu",
+                _ => "other",
+            },
+        )?;
+        info.set_item("cpu_backend", engine.cpu_backend().name())?;
+        info.set_item("lanes", engine.lanes())?;
+        info.set_item("threads", engine.threads())?;
+        info.set_item("gpu", engine.gpu_info().map(|gpu| gpu.name.clone()))?;
+        Ok(info)
+    }
+
+    /// Releases the engine's threads and GPU; later calls raise
+    /// `ValueError`. A call already running on another thread finishes.
+    fn close(&self) {
+        if let Ok(mut engine) = self.engine.write() {
+            *engine = None;
+        }
+    }
+
+    /// Whether `close()` was called.
+    #[getter]
+    fn closed(&self) -> bool {
+        self.engine
+            .read()
+            .map(|engine| engine.is_none())
+            .unwrap_or(true)
+    }
+
+    fn __enter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    #[pyo3(signature = (*_args))]
+    fn __exit__(&self, _args: &Bound<'_, pyo3::types::PyTuple>) -> bool {
+        self.close();
+        false
+    }
+
+    fn __repr__(&self) -> String {
+        match self.engine() {
+            Ok(engine) => format!(
+                "Engine(backend={:?}, cpu_backend={:?}, threads={})",
+                format!("{:?}", engine.backend()).to_lowercase(),
+                engine.cpu_backend().name(),
+                engine.threads()
+            ),
+            Err(_) => "Engine(closed)".to_owned(),
+        }
+    }
+}
+
+/// The items of a sequence as `bytes`: `bytes` objects themselves, other
+/// bytes-like objects copied through `memoryview(item).tobytes()`.
+fn bytes_items<'py>(
+    py: Python<'py>,
+    items: &Bound<'py, PyAny>,
+) -> PyResult<Vec<Bound<'py, PyBytes>>> {
+    let memoryview = py.import("builtins")?.getattr("memoryview")?;
+    let mut blobs = Vec::with_capacity(items.len().unwrap_or(0));
+    let iterator = items.try_iter().map_err(|_| {
+        PyTypeError::new_err(format!(
+            "hash_many takes a sequence of bytes-like objects, not {}",
+            type_name(items)
+        ))
+    })?;
+    for (index, item) in iterator.enumerate() {
+        let item = item?;
+        let blob = match item.cast_into::<PyBytes>() {
+            Ok(bytes) => bytes,
+            Err(error) => {
+                let item = error.into_inner();
+                let not_bytes_like = |_| {
+                    PyTypeError::new_err(format!(
+                        "hash_many: item {index} is {}, not a bytes-like object{}",
+                        type_name(&item),
+                        if item.is_instance_of::<PyString>() {
+                            " (encode strings first, e.g. s.encode())"
+                        } else {
+                            ""
+                        }
+                    ))
+                };
+                let view = memoryview.call1((&item,)).map_err(not_bytes_like)?;
+                view.call_method0("tobytes")?.cast_into::<PyBytes>()?
+            }
+        };
+        blobs.push(blob);
+    }
+    Ok(blobs)
+}
+
+/// Hashes every array of an Arrow column (an array, or a stream such as a
+/// chunked array) with `hash` on the engine's threads, without the GIL.
+fn hash_column<'py, F>(
+    py: Python<'py>,
+    column: &Bound<'py, PyAny>,
+    output: DataType,
+    hash: F,
+) -> PyResult<Bound<'py, PyAny>>
+where
+    F: Fn(&dyn arrow_array::Array) -> Option<Result<ArrayRef, Error>> + Send + Sync,
+{
+    let is_arrow = column.hasattr("__arrow_c_array__")? || column.hasattr("__arrow_c_stream__")?;
+    if !is_arrow {
+        return Err(PyTypeError::new_err(format!(
+            "expected an Arrow array or chunked array (an object with __arrow_c_array__ or \
+             __arrow_c_stream__: pyarrow, Polars, DuckDB, nanoarrow, arro3), not {}; \
+             for a list of bytes use hash_many",
+            type_name(column)
+        )));
+    }
+    let python_type = column.getattr("type").ok();
+    let column: AnyArray = column.extract()?;
+    let field = column.field()?;
+    if !is_hashable(field.data_type()) {
+        // The caller's own name for the type where it has one (pyarrow's
+        // "double", not Arrow's "Float64").
+        let shown = python_type
+            .and_then(|t| t.str().ok())
+            .map(|t| t.to_string())
+            .unwrap_or_else(|| field.data_type().to_string());
+        return Err(PyTypeError::new_err(unsupported(&shown)));
+    }
+    let output = Arc::new(Field::new(field.name(), output, true));
+    let hash_one = |array: &ArrayRef| -> PyResult<ArrayRef> {
+        match hash(array.as_ref()) {
+            Some(result) => result.map_err(to_py),
+            None => Err(PyTypeError::new_err(unsupported(
+                &array.data_type().to_string(),
+            ))),
+        }
+    };
+    match column {
+        AnyArray::Array(array) => {
+            let (array, _) = array.into_inner();
+            let digests = py.detach(|| hash_one(&array))?;
+            let digests = PyArray::new(digests, output).into_pyobject(py)?;
+            py.import("pyarrow")?.getattr("array")?.call1((digests,))
+        }
+        AnyArray::Stream(stream) => {
+            // The stream is read with the GIL held (its producer may be
+            // Python code); only the hashing runs without it.
+            let chunks = stream
+                .into_reader()?
+                .collect::<Result<Vec<ArrayRef>, ArrowError>>()
+                .map_err(|error| {
+                    PyValueError::new_err(format!("reading the Arrow stream: {error}"))
+                })?;
+            let digests =
+                py.detach(|| chunks.iter().map(hash_one).collect::<PyResult<Vec<_>>>())?;
+            PyChunkedArray::try_new(digests, output)?.into_pyarrow(py)
+        }
+    }
+}

@@ -1,0 +1,48 @@
+//! `blake3_batch._native`: the Python bindings of blake3-batch. The Python
+//! package (`python/blake3_batch/`) re-exports these and adds the Ray Data
+//! helpers.
+
+mod arrow;
+mod engine;
+mod errors;
+mod options;
+
+use std::sync::Mutex;
+
+use pyo3::prelude::*;
+
+use engine::PyEngine;
+
+/// The engine the module-level functions use: every core, `Auto`; built
+/// on first use, and again in a process forked from one that built it.
+static DEFAULT_ENGINE: Mutex<Option<Py<PyEngine>>> = Mutex::new(None);
+
+/// The shared default engine (backend `"auto"`, every core).
+#[pyfunction]
+fn default_engine(py: Python<'_>) -> PyResult<Py<PyEngine>> {
+    let current = DEFAULT_ENGINE
+        .lock()
+        .ok()
+        .and_then(|engine| engine.as_ref().map(|engine| engine.clone_ref(py)));
+    if let Some(engine) = current {
+        if engine.get().built_here() {
+            return Ok(engine);
+        }
+    }
+    let engine = Py::new(py, PyEngine::build("auto", None, None)?)?;
+    if let Ok(mut shared) = DEFAULT_ENGINE.lock() {
+        match shared.as_ref() {
+            Some(existing) if existing.get().built_here() => return Ok(existing.clone_ref(py)),
+            _ => *shared = Some(engine.clone_ref(py)),
+        }
+    }
+    Ok(engine)
+}
+
+#[pymodule]
+fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
+    module.add_class::<PyEngine>()?;
+    module.add_function(wrap_pyfunction!(default_engine, module)?)?;
+    module.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

@@ -1,0 +1,89 @@
+//! The keyword arguments every hashing call takes: which BLAKE3 mode, and
+//! how many bytes of each digest to keep.
+
+use blake3_batch::Mode;
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyByteArray, PyBytes};
+
+/// The mode of a call, owning its key or context so that it can cross into
+/// code that runs without the GIL.
+#[derive(Clone, Debug)]
+pub enum OwnedMode {
+    Hash,
+    Keyed([u8; 32]),
+    DeriveKey(String),
+}
+
+impl OwnedMode {
+    pub fn as_mode(&self) -> Mode<'_> {
+        match self {
+            OwnedMode::Hash => Mode::Hash,
+            OwnedMode::Keyed(key) => Mode::KeyedHash(key),
+            OwnedMode::DeriveKey(context) => Mode::DeriveKey(context),
+        }
+    }
+}
+
+/// Mode and digest length of one call, checked.
+#[derive(Clone, Debug)]
+pub struct Options {
+    pub mode: OwnedMode,
+    /// Bytes kept of each 32-byte digest, 1..=32. BLAKE3's output is an
+    /// extendable output function, so a shorter digest is a prefix.
+    pub length: usize,
+}
+
+impl Options {
+    pub fn parse(
+        key: Option<&Bound<'_, PyAny>>,
+        derive_key: Option<&str>,
+        length: usize,
+    ) -> PyResult<Options> {
+        if !(1..=32).contains(&length) {
+            return Err(PyValueError::new_err(format!(
+                "length={length} is out of range: give 1 to 32 bytes of the digest"
+            )));
+        }
+        let mode = match (key, derive_key) {
+            (Some(_), Some(_)) => {
+                return Err(PyValueError::new_err(
+                    "give key= (keyed hashing) or derive_key= (key derivation), not both",
+                ))
+            }
+            (Some(key), None) => OwnedMode::Keyed(key_bytes(key)?),
+            (None, Some(context)) => OwnedMode::DeriveKey(context.to_owned()),
+            (None, None) => OwnedMode::Hash,
+        };
+        Ok(Options { mode, length })
+    }
+}
+
+/// A 32-byte key from `bytes` or `bytearray`.
+fn key_bytes(key: &Bound<'_, PyAny>) -> PyResult<[u8; 32]> {
+    let bytes: Vec<u8> = if let Ok(bytes) = key.cast::<PyBytes>() {
+        bytes.as_bytes().to_vec()
+    } else if let Ok(array) = key.cast::<PyByteArray>() {
+        array.to_vec()
+    } else {
+        return Err(PyTypeError::new_err(format!(
+            "key must be 32 bytes (bytes or bytearray), not {}",
+            type_name(key)
+        )));
+    };
+    <[u8; 32]>::try_from(bytes.as_slice()).map_err(|_| {
+        PyValueError::new_err(format!(
+            "key must be exactly 32 bytes, got {}: derive one with derive_key= if yours has another length",
+            bytes.len()
+        ))
+    })
+}
+
+/// The Python type name of an object, for messages.
+pub fn type_name(object: &Bound<'_, PyAny>) -> String {
+    object
+        .get_type()
+        .name()
+        .map(|name| name.to_string())
+        .unwrap_or_else(|_| "object".to_owned())
+}

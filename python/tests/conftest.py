@@ -1,0 +1,37 @@
+import json
+import pathlib
+
+import pytest
+
+import blake3_batch as bb
+
+VECTORS = pathlib.Path(__file__).resolve().parents[2] / "tests" / "data" / "blake3_test_vectors.json"
+
+
+@pytest.fixture(scope="session")
+def vectors():
+    return json.loads(VECTORS.read_text())
+
+
+def supported_cpu_backends():
+    """Every CPU instruction set this machine runs, by trying each."""
+    names = []
+    for name in ["avx512", "avx2", "sse41", "neon", "portable"]:
+        try:
+            bb.Engine(backend="cpu", cpu_backend=name, threads=2)
+        except RuntimeError:
+            continue
+        names.append(name)
+    return names
+
+
+def engines():
+    """One engine per CPU backend here, the default engine, and the GPU
+    when an adapter (lavapipe in CI) is present."""
+    found = [pytest.param(bb.Engine(backend="cpu", cpu_backend=n, threads=2), id=n) for n in supported_cpu_backends()]
+    found.append(pytest.param(bb.default_engine(), id="default"))
+    try:
+        found.append(pytest.param(bb.Engine(backend="gpu", threads=2), id="gpu"))
+    except RuntimeError:
+        pass
+    return found

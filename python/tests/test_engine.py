@@ -1,0 +1,51 @@
+"""Engines: their settings, sharing one between threads, and the default."""
+
+import concurrent.futures
+
+import blake3
+import numpy as np
+import pyarrow as pa
+
+import blake3_batch as bb
+
+
+def test_info_reports_the_engine():
+    engine = bb.Engine(backend="cpu", threads=1, cpu_backend="portable")
+    info = engine.info()
+    assert info == {"backend": "cpu", "cpu_backend": "portable", "lanes": 16, "threads": 1, "gpu": None}
+    assert "portable" in repr(engine)
+
+
+def test_the_default_engine_is_built_once():
+    assert bb.default_engine() is bb.default_engine()
+    assert bb.default_engine().info()["backend"] == "auto"
+
+
+def test_one_engine_shared_by_eight_threads_gives_exact_digests():
+    engine = bb.Engine(backend="cpu", threads=2)
+    rng = np.random.default_rng(7)
+
+    def work(seed):
+        rng = np.random.default_rng(seed)
+        values = [rng.integers(0, 256, rng.integers(0, 3000), dtype=np.uint8).tobytes() for _ in range(300)]
+        for _ in range(5):
+            assert engine.hash_arrow(pa.array(values)).to_pylist() == [blake3.blake3(v).digest() for v in values]
+            assert engine.hash_many(values) == [blake3.blake3(v).digest() for v in values]
+        return True
+
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        assert all(pool.map(work, rng.integers(0, 2**32, 8)))
+
+
+def test_empty_inputs_give_empty_outputs():
+    assert bb.hash_many([]) == []
+    assert len(bb.hash_arrow(pa.array([], type=pa.binary()))) == 0
+    assert bb.hash_records(np.zeros((0, 16), np.uint8)).shape == (0, 32)
+    empty_records = bb.hash_records(np.zeros((3, 0), np.uint8))
+    assert [bytes(row) for row in empty_records] == [blake3.blake3(b"").digest()] * 3
+
+
+def test_a_column_of_only_nulls_stays_null():
+    got = bb.hash_arrow(pa.array([None, None], type=pa.string()))
+    assert got.null_count == 2 and got.to_pylist() == [None, None]
+    assert bb.hash_arrow_u64(pa.array([None], type=pa.binary())).to_pylist() == [None]

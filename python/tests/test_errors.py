@@ -1,0 +1,188 @@
+"""Bad input raises the exception that fits, with a message that says what to
+fix, and returns nothing half-made."""
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+import blake3_batch as bb
+
+COLUMN = pa.array([b"alpha", b"beta"])
+
+
+@pytest.mark.parametrize(
+    "column, words",
+    [
+        (pa.array([1, 2, 3]), "int64"),
+        (pa.array([1.5]), "double"),
+        (pa.array([True]), "bool"),
+        (pa.array([["a"]]), "list"),
+        (pa.array(["a", "b"]).dictionary_encode(), "dictionary"),
+        (pa.chunked_array([[1, 2]]), "int64"),
+    ],
+)
+def test_a_column_that_is_not_binary_is_a_type_error_naming_its_type(column, words):
+    with pytest.raises(TypeError, match=f"(?i){words}"):
+        bb.hash_arrow(column)
+    with pytest.raises(TypeError, match=f"(?i){words}"):
+        bb.hash_arrow_u64(column)
+
+
+@pytest.mark.parametrize("not_arrow", [[b"a"], b"abc", None, np.zeros(3, dtype=np.uint8)])
+def test_an_object_that_is_not_arrow_is_a_type_error(not_arrow):
+    with pytest.raises(TypeError, match="Arrow"):
+        bb.hash_arrow(not_arrow)
+
+
+@pytest.mark.parametrize("key", [b"", b"x" * 31, b"x" * 33, bytearray(16)])
+def test_a_key_that_is_not_32_bytes_is_a_value_error(key):
+    for call in [
+        lambda: bb.hash_arrow(COLUMN, key=key),
+        lambda: bb.hash_many([b"a"], key=key),
+        lambda: bb.hash_records(np.zeros((1, 4), np.uint8), key=key),
+        lambda: bb.hash_arrow_u64(COLUMN, key=key),
+    ]:
+        with pytest.raises(ValueError, match="32 bytes"):
+            call()
+
+
+def test_a_key_of_another_type_is_a_type_error():
+    with pytest.raises(TypeError, match="key"):
+        bb.hash_many([b"a"], key="k" * 32)
+
+
+def test_key_and_derive_key_together_are_a_value_error():
+    with pytest.raises(ValueError, match="not both"):
+        bb.hash_arrow(COLUMN, key=b"k" * 32, derive_key="context")
+
+
+@pytest.mark.parametrize("length", [0, 33, 64])
+def test_a_length_out_of_range_is_a_value_error(length):
+    with pytest.raises(ValueError, match="1 to 32"):
+        bb.hash_arrow(COLUMN, length=length)
+    with pytest.raises(ValueError, match="1 to 32"):
+        bb.hash_many([b"a"], length=length)
+    with pytest.raises(ValueError, match="1 to 32"):
+        bb.hash_records(np.zeros((1, 1), np.uint8), length=length)
+
+
+def test_a_negative_length_is_an_error():
+    with pytest.raises(OverflowError):
+        bb.hash_arrow(COLUMN, length=-1)
+
+
+def test_records_that_are_not_contiguous_are_a_value_error():
+    records = np.zeros((8, 8), dtype=np.uint8)
+    with pytest.raises(ValueError, match="C-contiguous"):
+        bb.hash_records(records[:, ::2])
+    with pytest.raises(ValueError, match="C-contiguous"):
+        bb.hash_records(np.asfortranarray(records))
+
+
+def test_records_of_another_dtype_or_shape_are_errors():
+    with pytest.raises(TypeError, match="uint8"):
+        bb.hash_records(np.zeros((2, 4), dtype=np.float32))
+    with pytest.raises(ValueError, match="2-D"):
+        bb.hash_records(np.zeros(8, dtype=np.uint8))
+    with pytest.raises(TypeError, match="numpy"):
+        bb.hash_records([[1, 2], [3, 4]])
+
+
+def test_hash_many_rejects_what_is_not_bytes_like():
+    with pytest.raises(TypeError, match="item 1 is str.*encode"):
+        bb.hash_many([b"a", "text"])
+    with pytest.raises(TypeError, match="item 0 is int"):
+        bb.hash_many([5])
+    with pytest.raises(TypeError, match="wrap it in a list"):
+        bb.hash_many(b"one blob")
+    with pytest.raises(TypeError, match="sequence"):
+        bb.hash_many(42)
+
+
+def test_an_unknown_backend_or_thread_count_is_a_value_error():
+    with pytest.raises(ValueError, match="backend"):
+        bb.Engine(backend="tpu")
+    with pytest.raises(ValueError, match="cpu_backend"):
+        bb.Engine(cpu_backend="mmx")
+    with pytest.raises(ValueError, match="thread"):
+        bb.Engine(threads=0)
+
+
+def test_a_cpu_backend_this_machine_lacks_is_a_runtime_error():
+    missing = [name for name in ["avx512", "avx2", "sse41", "neon"] if not _runs(name)]
+    if not missing:
+        pytest.skip("this machine runs every CPU backend")
+    with pytest.raises(RuntimeError, match=missing[0]):
+        bb.Engine(backend="cpu", cpu_backend=missing[0])
+
+
+def _runs(name):
+    try:
+        bb.Engine(backend="cpu", cpu_backend=name)
+        return True
+    except RuntimeError:
+        return False
+
+
+def test_the_gpu_without_an_adapter_is_a_runtime_error_with_the_engines_message():
+    # No Vulkan driver at all: wgpu finds no adapter.
+    env = dict(os.environ, VK_ICD_FILENAMES="/nonexistent.json", VK_DRIVER_FILES="/nonexistent.json", WGPU_BACKEND="vulkan")
+    code = (
+        "import blake3_batch as bb\n"
+        "try:\n"
+        "    bb.Engine(backend='gpu')\n"
+        "except RuntimeError as error:\n"
+        "    print('RuntimeError:', error)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert "RuntimeError:" in result.stdout and "gpu" in result.stdout.lower(), result.stdout
+
+
+def test_a_closed_engine_is_a_value_error_and_a_context_manager_closes():
+    engine = bb.Engine(backend="cpu", threads=1)
+    assert engine.hash_many([b"a"])
+    engine.close()
+    assert engine.closed
+    for call in [
+        lambda: engine.hash_many([b"a"]),
+        lambda: engine.hash_arrow(COLUMN),
+        lambda: engine.hash_records(np.zeros((1, 1), np.uint8)),
+        lambda: engine.info(),
+    ]:
+        with pytest.raises(ValueError, match="closed"):
+            call()
+    with bb.Engine(backend="cpu", threads=1) as engine:
+        assert len(engine.hash_many([b"a", b"b"])) == 2
+    assert engine.closed
+
+
+def test_an_engine_from_before_a_fork_is_refused_in_the_child_and_the_default_is_rebuilt():
+    if not hasattr(os, "fork"):
+        pytest.skip("no fork here")
+    engine = bb.Engine(backend="cpu", threads=2)
+    bb.hash_many([b"warm the default engine"])
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: report, never return into pytest
+        status = b"?"
+        try:
+            try:
+                engine.hash_many([b"a"])
+                status = b"no error"
+            except RuntimeError as error:
+                status = b"refused" if b"another process" in str(error).encode() else b"other"
+            import blake3
+
+            ok = bb.hash_many([b"child"]) == [blake3.blake3(b"child").digest()]
+            status += b" default ok" if ok else b" default wrong"
+        finally:
+            os.write(write, status)
+            os._exit(0)
+    os.close(write)
+    _, code = os.waitpid(pid, 0)
+    assert os.read(read, 100) == b"refused default ok"

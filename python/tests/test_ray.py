@@ -1,0 +1,68 @@
+"""Ray Data: the digest column on a local cluster, and the deduplication
+example finding exactly the planted duplicates."""
+
+import pathlib
+import sys
+
+import blake3
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import blake3_batch as bb
+
+ray = pytest.importorskip("ray")
+EXAMPLES = pathlib.Path(__file__).resolve().parents[1] / "examples"
+
+
+@pytest.fixture(scope="module")
+def local_ray():
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    ray.data.DataContext.get_current().enable_progress_bars = False
+    yield ray
+    ray.shutdown()
+
+
+def test_hash_column_adds_the_digest_to_a_batch_in_process():
+    table = pa.table({"text": ["a", None, "b"], "n": [1, 2, 3]})
+    out = bb.ray.HashColumn("text", out="d", threads=1)(table)
+    assert out.column_names == ["text", "n", "d"]
+    assert out["d"].to_pylist() == [blake3.blake3(b"a").digest(), None, blake3.blake3(b"b").digest()]
+    keys = bb.ray.HashColumn("text", out="d", as_u64=True)(table.to_batches()[0])
+    assert keys["d"].to_pylist()[0] == int.from_bytes(blake3.blake3(b"a").digest()[:8], "little")
+    with pytest.raises(KeyError, match="no column 'body'"):
+        bb.ray.HashColumn("body")(table)
+    with pytest.raises(TypeError, match="pyarrow"):
+        bb.ray.HashColumn("text")({"text": ["a"]})
+    with pytest.raises(ValueError, match="32 bytes"):
+        bb.ray.HashColumn("text", key=b"short")
+
+
+def test_map_batches_with_hash_column_on_actors_equals_blake3(local_ray):
+    texts = [f"row {i}" * (i % 7) for i in range(5000)]
+    ds = ray.data.from_arrow(pa.table({"text": texts}))
+    ds = ds.map_batches(bb.ray.HashColumn("text", out="blake3"), batch_format="pyarrow", batch_size=1000, concurrency=2)
+    rows = ds.take_all()
+    got = {row["text"]: row["blake3"] for row in rows}
+    assert len(rows) == len(texts)
+    assert all(got[t] == blake3.blake3(t.encode()).digest() for t in texts)
+
+
+def test_the_dedup_example_finds_exactly_the_planted_duplicates(local_ray, tmp_path):
+    sys.path.insert(0, str(EXAMPLES))
+    try:
+        import dedup_ray
+    finally:
+        sys.path.remove(str(EXAMPLES))
+    source = tmp_path / "in" / "docs.parquet"
+    expected_ids = dedup_ray.generate(str(source), 200_000, duplicate_share=0.1)
+    assert 170_000 < len(expected_ids) < 195_000  # duplicates were planted
+
+    rows_in, rows_out = dedup_ray.main(
+        ["--input", str(source), "--output", str(tmp_path / "out"), "--id-column", "id", "--column", "text"]
+    )
+    kept = pq.read_table(tmp_path / "out")
+    assert rows_in == 200_000 and rows_out == len(expected_ids)
+    assert sorted(kept["id"].to_pylist()) == expected_ids
+    assert kept.column_names == ["id", "text"]
+    assert len(set(kept["text"].to_pylist())) == len(kept)
