@@ -1,0 +1,24 @@
+#!/bin/bash
+# The scheduler on a lent NVIDIA machine, alone (a short run): calibrate, then
+# Auto beside the forced GPU and CPU choices from 1 MiB to 1 GiB a case, the
+# GPU and Auto on as many threads as the widest CPU column. Needs .dev/b3batch
+# and .gl/ as run.sh does; run as
+#   bash benches/device/auto.sh 2>&1 | grep -v XDG_RUNTIME > $OUT/auto.log
+set -u
+OUT=${OUT:-/tmp/out}
+mkdir -p "$OUT"
+for f in .gl/*.deb; do dpkg -x "$f" /; done
+ldconfig
+export XDG_RUNTIME_DIR=/tmp PATH="$PWD/.dev:$PATH"
+export B3BATCH_PROFILE="$OUT/profile.json"
+step() { echo "=== $* ($(date +%T))"; }
+
+step card
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+timeout 60 b3batch --gpu-memory 2048 calibrate 2>&1
+for bytes in 1048576 16777216 268435456 1073741824; do
+    step auto, $bytes bytes a case
+    timeout 100 b3batch --quiet --gpu-memory 2048 --threads "$(nproc)" bench --sizes 64,1024,mixed \
+        --bytes $bytes --reps 3 2>&1
+done
+step done
