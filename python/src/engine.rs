@@ -13,7 +13,7 @@ use pyo3::types::{PyByteArray, PyBytes, PyDict, PyList, PyString};
 use pyo3_arrow::input::AnyArray;
 use pyo3_arrow::{PyArray, PyChunkedArray};
 
-use crate::arrow::{hash_array, hash_array_u64, is_hashable, unsupported};
+use crate::arrow::{digest_bytes, hash_array, hash_array_u64, is_hashable, unsupported, Rows};
 use crate::errors::to_py;
 use crate::options::{type_name, Options};
 
@@ -221,22 +221,18 @@ impl PyEngine {
         }
         let data = readonly.as_slice().map_err(|_| not_c_contiguous())?;
         let [rows, size] = [array.shape()[0], array.shape()[1]];
-        let mut digests = vec![[0u8; 32]; rows];
-        py.detach(|| -> Result<(), Error> {
-            if rows == 0 {
-                Ok(())
-            } else if size == 0 {
-                let empty: Vec<&[u8]> = vec![&[]; rows];
-                engine.hash_slices_into(options.mode.as_mode(), &empty, &mut digests)
-            } else {
-                engine.hash_records_into(options.mode.as_mode(), data, size, &mut digests)
-            }
-        })
-        .map_err(to_py)?;
-        let bytes: Vec<u8> = digests
-            .iter()
-            .flat_map(|digest| digest[..options.length].iter().copied())
-            .collect();
+        // Straight into the output buffer, as for Arrow columns.
+        let rows_of_records = Rows::records(data, size, rows);
+        let bytes = py
+            .detach(|| {
+                digest_bytes(
+                    &engine,
+                    options.mode.as_mode(),
+                    options.length,
+                    &rows_of_records,
+                )
+            })
+            .map_err(to_py)?;
         Ok(PyArray1::from_vec(py, bytes)
             .reshape([rows, options.length])?
             .into_any())
