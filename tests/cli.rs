@@ -614,3 +614,69 @@ fn calibrate_saves_the_profile_that_info_and_auto_load() {
         text(&out.stderr)
     );
 }
+
+#[test]
+fn selftest_checks_every_backend_against_blake3_and_passes() {
+    let output = run(
+        b3batch().args([
+            "selftest",
+            "--seconds",
+            "2",
+            "--seed",
+            "7",
+            "--max-mib",
+            "4",
+            "--max-blobs",
+            "20000",
+        ]),
+        b"",
+    );
+    let stdout = text(&output.stdout);
+    assert!(output.status.success(), "{stdout}{}", text(&output.stderr));
+    for cpu in blake3_batch::CpuBackend::supported() {
+        assert!(stdout.contains(&format!("{cpu} 1t")), "{stdout}");
+    }
+    let summary = stdout.lines().last().expect("a summary line");
+    let checked: u64 = summary.split_whitespace().next().unwrap().parse().unwrap();
+    assert!(checked > 0, "{stdout}");
+    assert!(summary.ends_with(" 0 batches with a mismatch"), "{stdout}");
+}
+
+#[test]
+fn selftest_reports_a_wrong_digest_with_the_seed_that_reproduces_it() {
+    let selftest = |seed: &str, seconds: &str, flip: bool| {
+        let mut command = b3batch();
+        command.args([
+            "--backend",
+            "cpu",
+            "selftest",
+            "--seconds",
+            seconds,
+            "--seed",
+            seed,
+        ]);
+        command.args(["--max-mib", "1", "--max-blobs", "1000"]);
+        if flip {
+            command.env("B3BATCH_SELFTEST_FLIP_BIT", "1");
+        }
+        run(command, b"")
+    };
+    // A flipped bit in every batch's first digest: the first batch with a
+    // blob fails, and its line says how to run that batch again.
+    let output = selftest("42", "1", true);
+    let stdout = text(&output.stdout);
+    assert_eq!(output.status.code(), Some(1), "{stdout}");
+    assert!(stdout.contains("MISMATCH on "), "{stdout}");
+    assert!(stdout.contains("blob 0 "), "{stdout}");
+    let rerun = stdout
+        .split("reproduce with `b3batch --backend cpu selftest --seed ")
+        .nth(1)
+        .expect("a line to reproduce the failure");
+    let seed = rerun.split_whitespace().next().unwrap();
+    assert!(seed.starts_with("0x"), "{stdout}");
+    // That seed alone fails the same way, and passes without the flip.
+    let again = selftest(seed, "0", true);
+    assert_eq!(again.status.code(), Some(1), "{}", text(&again.stdout));
+    let clean = selftest(seed, "0", false);
+    assert!(clean.status.success(), "{}", text(&clean.stdout));
+}

@@ -7,6 +7,7 @@ mod info;
 mod names;
 mod options;
 mod records;
+mod selftest;
 
 use std::io;
 use std::process::ExitCode;
@@ -39,6 +40,9 @@ enum Command {
     /// Compare the GPU, 1..N CPU threads, Auto and the `blake3::hash` loop
     /// on generated blobs.
     Bench(bench::BenchArgs),
+    /// Hash random batches with every backend here for a while, checking
+    /// each digest against the blake3 crate (exit 1 on a mismatch).
+    Selftest(selftest::SelftestArgs),
 }
 
 fn main() -> ExitCode {
@@ -48,6 +52,7 @@ fn main() -> ExitCode {
         Command::Records(args) => records::run(args, &cli.global),
         Command::Info => info::run(&cli.global),
         Command::Calibrate => info::calibrate(&cli.global),
+        Command::Selftest(args) => selftest::run(args, &cli.global),
         Command::Bench(args) => bench::run(args, &cli.global)
             .map(|()| ExitCode::SUCCESS)
             .map_err(CliError::Message),
