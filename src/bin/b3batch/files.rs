@@ -1,9 +1,10 @@
 //! Hashing many files in order: small files are read into one packed batch
 //! and hashed together through the engine; large files (and stdin) are
 //! streamed through `blake3` in pieces. Results come out in input order;
-//! a file that cannot be read fully gets an error, never a digest.
+//! a file that cannot be read fully, or that changes while it is read,
+//! gets an error, never a digest.
 
-use std::fs::{self, File};
+use std::fs::{self, File, Metadata};
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
@@ -66,30 +67,34 @@ impl<'a, T> FileHasher<'a, T> {
             let outcome = self.stream(io::stdin().lock());
             return self.finish_one(token, outcome, emit);
         }
-        let file = match open_regular(path) {
-            Ok(file) => file,
+        let (mut file, before) = match open_file(path) {
+            Ok(opened) => opened,
             Err(message) => {
                 self.slots.push(Slot::Done(token, Err(message)));
                 return self.flush_if_full(emit);
             }
         };
-        let (mut file, len) = file;
-        if len > SMALL_FILE {
+        // FIFOs, character devices and sockets have no length to trust:
+        // they are streamed, like large files, never read whole.
+        if !before.is_file() || before.len() > SMALL_FILE {
             self.flush(emit)?;
-            let outcome = self.stream(file);
+            let outcome = self
+                .stream(&mut file)
+                .and_then(|digest| unchanged(&file, &before).map(|()| digest));
             return self.finish_one(token, outcome, emit);
         }
         let start = self.data.len();
-        match file.read_to_end(&mut self.data) {
-            Ok(_) => {
+        let read = read_whole(&mut file, &before, &mut self.data);
+        match read {
+            Ok(()) => {
                 self.offsets.push(self.data.len() as u64);
                 self.slots
                     .push(Slot::Batched(token, self.offsets.len() - 2));
             }
-            Err(error) => {
-                // Nothing of a partly read file is hashed.
+            Err(message) => {
+                // Nothing of a partly read or changed file is hashed.
                 self.data.truncate(start);
-                self.slots.push(Slot::Done(token, Err(error.to_string())));
+                self.slots.push(Slot::Done(token, Err(message)));
             }
         }
         self.flush_if_full(emit)
@@ -153,14 +158,50 @@ impl<'a, T> FileHasher<'a, T> {
     }
 }
 
-/// Opens a file that is not a directory, with its length.
-fn open_regular(path: &Path) -> Result<(File, u64), String> {
+/// The error for a file whose length or modification time changed while it
+/// was read: its bytes may mix two versions, so it gets no digest.
+const CHANGED: &str = "the file changed while it was read; hash it again once it is complete";
+
+/// Opens a file that is not a directory, with its metadata at opening.
+fn open_file(path: &Path) -> Result<(File, Metadata), String> {
     let file = File::open(path).map_err(|error| error.to_string())?;
     let metadata = file.metadata().map_err(|error| error.to_string())?;
     if metadata.is_dir() {
         return Err("Is a directory (use -r to hash the files in it)".to_owned());
     }
-    Ok((file, metadata.len()))
+    Ok((file, metadata))
+}
+
+/// Appends a small regular file's bytes to `data`, or fails if it changed
+/// while read. Reads one byte more than the file had at opening: getting
+/// it means the file grew.
+fn read_whole(file: &mut File, before: &Metadata, data: &mut Vec<u8>) -> Result<(), String> {
+    let read = file
+        .take(before.len() + 1)
+        .read_to_end(data)
+        .map_err(|error| error.to_string())?;
+    if read as u64 != before.len() {
+        return Err(CHANGED.to_owned());
+    }
+    unchanged(file, before)
+}
+
+/// Whether a regular file still has the length and modification time it
+/// had when opened (other kinds of files have no versions to mix).
+fn unchanged(file: &File, before: &Metadata) -> Result<(), String> {
+    if !before.is_file() {
+        return Ok(());
+    }
+    let after = file.metadata().map_err(|error| error.to_string())?;
+    let same_time = match (before.modified(), after.modified()) {
+        (Ok(before), Ok(after)) => before == after,
+        _ => true,
+    };
+    if after.len() == before.len() && same_time {
+        Ok(())
+    } else {
+        Err(CHANGED.to_owned())
+    }
 }
 
 /// The files under `dir`, depth first, each directory's entries sorted by
@@ -194,5 +235,74 @@ pub fn walk(dir: &Path, found: &mut Vec<PathBuf>, skipped: &mut Vec<(PathBuf, St
         } else {
             found.push(path);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    fn file_with(bytes: &[u8]) -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        fs::write(&path, bytes).unwrap();
+        (dir, path)
+    }
+
+    #[test]
+    fn a_file_that_grows_or_shrinks_after_opening_is_refused() {
+        let (_dir, path) = file_with(&[1; 5000]);
+        let (mut file, before) = open_file(&path).unwrap();
+        let mut data = Vec::new();
+        read_whole(&mut file, &before, &mut data).unwrap();
+        assert_eq!(data, [1; 5000]);
+
+        // Grows between opening and reading: the extra byte is seen.
+        let (mut file, before) = open_file(&path).unwrap();
+        fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap()
+            .write_all(b"more")
+            .unwrap();
+        assert_eq!(
+            read_whole(&mut file, &before, &mut Vec::new()),
+            Err(CHANGED.to_owned())
+        );
+
+        // Shrinks: fewer bytes than at opening.
+        let (mut file, before) = open_file(&path).unwrap();
+        fs::OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_len(10)
+            .unwrap();
+        assert_eq!(
+            read_whole(&mut file, &before, &mut Vec::new()),
+            Err(CHANGED.to_owned())
+        );
+
+        // Changes after it was read (a streamed file): found at the end.
+        let (file, before) = open_file(&path).unwrap();
+        fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap()
+            .write_all(b"x")
+            .unwrap();
+        assert_eq!(unchanged(&file, &before), Err(CHANGED.to_owned()));
+    }
+
+    #[test]
+    fn a_rewrite_of_the_same_length_is_found_by_its_time() {
+        let (_dir, path) = file_with(b"version one");
+        let (file, before) = open_file(&path).unwrap();
+        let later = before.modified().unwrap() + std::time::Duration::from_secs(2);
+        let writer = fs::OpenOptions::new().write(true).open(&path).unwrap();
+        (&writer).write_all(b"version two").unwrap();
+        writer.set_modified(later).unwrap();
+        assert_eq!(unchanged(&file, &before), Err(CHANGED.to_owned()));
     }
 }
