@@ -143,6 +143,15 @@ impl EngineBuilder {
         self
     }
 
+    /// Makes the GPU path fail on purpose (see `GpuFault`): for tests of
+    /// error handling only, and absent from release builds.
+    #[cfg(debug_assertions)]
+    #[doc(hidden)]
+    pub fn gpu_fault(mut self, fault: crate::GpuFault) -> Self {
+        self.gpu_device.fault = Some(fault);
+        self
+    }
+
     /// Invocations per workgroup of the GPU shader (default 64, or the
     /// `B3BATCH_GPU_WORKGROUP` environment variable): a power of two from
     /// 32 to the adapter's largest, for tuning on a given card.

@@ -36,6 +36,10 @@ pub use cpu::{CpuBackend, CPU_BACKEND_ENV};
 pub use engine::{Backend, Engine, EngineBuilder};
 pub use error::{Error, ErrorKind};
 pub use gpu::{gpu_adapters, GpuBlobs, GpuDeviceType, GpuInfo, GpuOffsets, GpuTimings, GpuUpload};
+/// Faults injected into the GPU path by tests (debug builds only).
+#[cfg(debug_assertions)]
+#[doc(hidden)]
+pub use gpu::{GpuFault, GpuFaultStage};
 pub use mode::Mode;
 pub use profile::{cpu_model, profile_path, PROFILE_ENV};
 pub use scheduler::{BatchShape, Choice, CpuRates, GpuRates, Plan, Profile};

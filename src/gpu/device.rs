@@ -51,6 +51,8 @@ impl GpuUpload {
 pub(crate) struct DeviceSettings {
     pub upload: Option<GpuUpload>,
     pub workgroup_size: Option<u32>,
+    /// A fault to inject (tests only).
+    pub fault: Option<super::GpuFault>,
 }
 
 /// The environment variable that chooses the upload (`copy` or `direct`)
@@ -196,7 +198,7 @@ impl GpuDevice {
         }));
         let sink = Arc::clone(&faults);
         device.set_device_lost_callback(move |reason, message| {
-            record(&sink, format!("device lost ({reason:?}): {message}"));
+            record(&sink, format!("{DEVICE_LOST} ({reason:?}): {message}"));
         });
         GpuDevice::prepare(device, queue, info, settings, faults)
     }
@@ -318,20 +320,34 @@ impl GpuDevice {
         })
     }
 
-    /// Fails with the first error `wgpu` reported since the last check.
+    /// Fails with the first error `wgpu` reported since the last check, or,
+    /// once the device is lost, with that loss at every check from then on.
     pub(crate) fn check_faults(&self) -> Result<(), Error> {
         let mut faults = self
             .faults
             .lock()
             .unwrap_or_else(|poison| poison.into_inner());
-        match faults.first() {
+        let lost = |message: &String| message.starts_with(DEVICE_LOST);
+        let chosen = faults
+            .iter()
+            .find(|message| lost(message))
+            .or(faults.first());
+        match chosen.cloned() {
             None => Ok(()),
-            Some(first) => {
-                let error = gpu_failed("hashing", first.clone());
-                faults.clear();
-                Err(error)
+            Some(message) => {
+                faults.retain(lost);
+                Err(gpu_failed("hashing", message))
             }
         }
+    }
+
+    /// Waits (at most `timeout`) for all submitted work, so that buffers
+    /// dropped after a failed batch are freed; errors are already reported.
+    pub(crate) fn settle(&self, timeout: Duration) {
+        let _ = self.device.poll(wgpu::PollType::Wait {
+            submission_index: None,
+            timeout: Some(timeout),
+        });
     }
 
     /// Waits (at most `timeout`) until `submission` has finished and its map
@@ -348,21 +364,28 @@ impl GpuDevice {
         self.check_faults()?;
         match polled {
             Ok(_) => Ok(()),
-            Err(wgpu::PollError::Timeout) => Err(gpu_failed(
-                "waiting for a slab",
-                format!(
-                    "the GPU did not finish within {timeout:?}; give it more time with \
-                     EngineBuilder::gpu_timeout or use Backend::Cpu"
-                ),
-            )),
+            Err(wgpu::PollError::Timeout) => Err(timed_out(timeout)),
             Err(error) => Err(gpu_failed("waiting for a slab", error.to_string())),
         }
     }
 
     /// Makes every later use of this device fail (for tests of device loss).
-    #[cfg(test)]
     pub(crate) fn destroy(&self) {
         self.device.destroy();
+    }
+
+    /// Submits a copy from a buffer onto itself, which `wgpu` rejects: a
+    /// real validation error, for the fault tests.
+    pub(crate) fn submit_invalid_command(&self) {
+        let buffer = self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("injected fault"),
+            size: 16,
+            usage: wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let mut encoder = self.device.create_command_encoder(&Default::default());
+        encoder.copy_buffer_to_buffer(&buffer, 0, &buffer, 0, 16);
+        self.queue.submit([encoder.finish()]);
     }
 }
 
@@ -422,6 +445,20 @@ fn record(faults: &Mutex<Vec<String>>, message: String) {
 }
 
 /// A GPU operation failed after the device was opened.
+/// How a lost device's message starts.
+const DEVICE_LOST: &str = "device lost";
+
+/// The error of a slab that did not finish within `timeout`.
+pub(crate) fn timed_out(timeout: Duration) -> Error {
+    gpu_failed(
+        "waiting for a slab",
+        format!(
+            "the GPU did not finish within {timeout:?}; give it more time with \
+             EngineBuilder::gpu_timeout or use Backend::Cpu"
+        ),
+    )
+}
+
 pub(crate) fn gpu_failed(operation: &str, reason: String) -> Error {
     ErrorKind::Gpu {
         operation: operation.to_owned(),

@@ -1,4 +1,4 @@
-//! The GPU backend: a WGSL compute shader (`shaders/blake3.wgsl`) run
+//! The GPU backend: WGSL compute shaders (`shaders/`) run
 //! through `wgpu`, one invocation per blob of at most 1 KiB.
 //!
 //! A batch streams through a ring of slabs so that packing slab k+1 on the
@@ -8,6 +8,7 @@
 
 mod buffers;
 mod device;
+mod faults;
 mod info;
 mod layout;
 mod pack;
@@ -19,9 +20,13 @@ use std::time::{Duration, Instant};
 
 pub use buffers::{GpuBlobs, GpuOffsets};
 pub use device::GpuUpload;
+pub use faults::GpuFault;
+#[cfg(debug_assertions)]
+pub use faults::GpuFaultStage;
 pub use info::{GpuDeviceType, GpuInfo, GpuTimings};
 
-use self::device::GpuDevice;
+use self::device::{gpu_failed, timed_out, GpuDevice};
+use self::faults::{strikes, GpuFaultStage as Stage, Injector};
 use self::layout::MAX_GPU_BLOB;
 use self::pack::{Packed, SlabLayout};
 use self::slab::{Slab, SlabPlan, SLABS};
@@ -54,12 +59,16 @@ pub(crate) struct Gpu {
     /// first; the lock also makes such calls take turns.
     buffer_scratch: Mutex<Option<buffers::Scratch>>,
     last_timings: Mutex<Option<GpuTimings>>,
+    /// A fault to inject (tests only; see `faults.rs`).
+    faults: Option<Injector>,
 }
 
 /// Which of a slab's stages are running.
 struct InFlight {
     slab: usize,
     packed: Packed,
+    /// Its place in the batch, counting from 0.
+    index: usize,
 }
 
 impl Gpu {
@@ -78,6 +87,7 @@ impl Gpu {
             slabs: Mutex::new(Vec::new()),
             buffer_scratch: Mutex::new(None),
             last_timings: Mutex::new(None),
+            faults: settings.fault.map(Injector::new),
         })
     }
 
@@ -98,6 +108,7 @@ impl Gpu {
             slabs: Mutex::new(Vec::new()),
             buffer_scratch: Mutex::new(None),
             last_timings: Mutex::new(None),
+            faults: settings.fault.map(Injector::new),
         })
     }
 
@@ -195,14 +206,21 @@ impl Gpu {
             cpu_blobs,
             ..GpuTimings::default()
         };
+        // A lost device fails every batch at once, with its own message.
+        self.device.check_faults()?;
+        let fault = self.faults.as_ref().and_then(Injector::for_batch);
         let mut slabs = lock(&self.slabs);
-        let streamed = self.stream(&mut slabs, words, source, out, threads, &mut timings);
-        if streamed.is_err() {
-            // A failed batch leaves maps half done: start the next afresh.
+        let streamed = self.stream(&mut slabs, words, source, out, threads, &mut timings, fault);
+        if let Err(error) = streamed {
+            // A failed batch leaves maps half done: let the device finish
+            // what was submitted, then start the next batch afresh.
+            self.device.settle(self.timeout);
             slabs.clear();
+            // The device's own report (a loss, a validation error) names
+            // the cause better than the operation that tripped over it.
+            return Err(self.device.check_faults().err().unwrap_or(error));
         }
         drop(slabs);
-        streamed?;
         timings.gpu_blobs -= cpu_blobs;
         timings.total = started.elapsed();
         *lock(&self.last_timings) = Some(timings);
@@ -210,6 +228,9 @@ impl Gpu {
     }
 
     /// Streams the batch through the slab ring.
+    // The batch (words, source, out), how to run it (threads, fault) and
+    // what to record (timings): grouping them would only rename them.
+    #[allow(clippy::too_many_arguments)]
     fn stream<S: BlobSource>(
         &self,
         slabs: &mut Vec<Slab>,
@@ -218,16 +239,24 @@ impl Gpu {
         out: &mut [[u8; 32]],
         threads: Threads,
         timings: &mut GpuTimings,
+        fault: Option<GpuFault>,
     ) -> Result<(), Error> {
         let mut gpu_stages = self.device.timestamp_period.map(|_| [Duration::ZERO; 3]);
         let mut in_flight: VecDeque<InFlight> = VecDeque::with_capacity(SLABS);
         let mut next_blob = 0;
         let mut next_slab = 0;
+        let mut submitted = 0;
         let total = source.count();
         while next_blob < total || !in_flight.is_empty() {
             // Pack and submit while a slab is free; otherwise retire the
             // oldest, whose readback is due first.
             if next_blob < total && in_flight.len() < SLABS {
+                if strikes(fault, Stage::CreateBuffers, submitted) {
+                    return Err(gpu_failed(
+                        "creating a slab's buffers",
+                        "out of GPU memory (an injected fault)".to_owned(),
+                    ));
+                }
                 if slabs.len() == next_slab {
                     slabs.push(Slab::new(&self.device, self.plan));
                 }
@@ -238,6 +267,12 @@ impl Gpu {
                 let clock = Instant::now();
                 let packed = slab.pack(source, next_blob, threads)?;
                 timings.pack += clock.elapsed();
+                if strikes(fault, Stage::DeviceLost, submitted) {
+                    self.device.destroy();
+                }
+                if strikes(fault, Stage::Validation, submitted) {
+                    self.device.submit_invalid_command();
+                }
                 slab.submit(&self.device, &packed, words);
                 timings.slabs += 1;
                 timings.gpu_blobs += packed.blobs.len();
@@ -250,11 +285,22 @@ impl Gpu {
                 in_flight.push_back(InFlight {
                     slab: next_slab,
                     packed,
+                    index: submitted,
                 });
+                submitted += 1;
                 next_slab = (next_slab + 1) % SLABS;
             } else if let Some(done) = in_flight.pop_front() {
                 let slab = &mut slabs[done.slab];
                 let clock = Instant::now();
+                if strikes(fault, Stage::Timeout, done.index) {
+                    return Err(timed_out(self.timeout));
+                }
+                if strikes(fault, Stage::Map, done.index) {
+                    return Err(gpu_failed(
+                        "mapping the digest readback buffer",
+                        "the map failed (an injected fault)".to_owned(),
+                    ));
+                }
                 slab.ready_to_read(&self.device, self.timeout)?;
                 timings.wait += clock.elapsed();
                 let clock = Instant::now();

@@ -1,0 +1,181 @@
+//! The GPU path failing on purpose at each stage (buffer creation, mapping,
+//! a slab that never completes, device loss in the middle of a batch, a
+//! validation error): `Backend::Gpu` returns `ErrorKind::Gpu` naming the
+//! stage and serves the next batch, `Backend::Auto` redoes the work on the
+//! CPU with exact digests, and a thousand faulted batches leave memory flat.
+
+mod common;
+
+use std::time::Duration;
+
+use blake3_batch::{
+    cpu_model, Backend, CpuRates, Engine, EngineBuilder, ErrorKind, GpuFault, GpuFaultStage,
+    GpuRates, Mode, Profile,
+};
+use common::{first_mismatch, gpu_engine};
+
+/// Small slabs (16 KiB of GPU memory), so a batch of a few hundred blobs
+/// streams through several and a fault can strike in its middle.
+const BUDGET: u64 = 16 * 1024;
+
+fn blobs(count: usize, seed: u64) -> Vec<Vec<u8>> {
+    (0..count)
+        .map(|index| {
+            let length = (index * 37 + seed as usize) % 1025;
+            (0..length)
+                .map(|byte| (byte as u64 * 31 + seed) as u8)
+                .collect()
+        })
+        .collect()
+}
+
+fn fault(stage: GpuFaultStage, batches: usize) -> GpuFault {
+    GpuFault {
+        stage,
+        at_slab: 1,
+        batches,
+    }
+}
+
+fn builder(backend: Backend) -> EngineBuilder {
+    Engine::builder()
+        .backend(backend)
+        .threads(2)
+        .gpu_memory_budget(BUDGET)
+        .gpu_timeout(Duration::from_secs(20))
+}
+
+/// By this profile the GPU hashes everything: Auto sends it each batch.
+fn gpu_first_profile() -> Profile {
+    Profile {
+        cpu_model: cpu_model(),
+        adapter: Some("injected".to_owned()),
+        cpu: CpuRates {
+            tiny_bytes_per_sec: 1e6,
+            small_bytes_per_sec: 1e6,
+            chunk_bytes_per_sec: 1e6,
+            large_bytes_per_sec: 1e6,
+            thread_efficiency: 0.9,
+        },
+        gpu: Some(GpuRates {
+            latency_sec: 1e-9,
+            upload_bytes_per_sec: 1e12,
+            download_bytes_per_sec: 1e12,
+            kernel_blobs_per_sec: 1e12,
+            software: false,
+        }),
+    }
+}
+
+const STAGES: [(GpuFaultStage, &str); 5] = [
+    (GpuFaultStage::CreateBuffers, "creating a slab's buffers"),
+    (GpuFaultStage::Map, "mapping the digest readback buffer"),
+    (GpuFaultStage::Timeout, "did not finish within"),
+    (GpuFaultStage::DeviceLost, "lost"),
+    (GpuFaultStage::Validation, "Validation"),
+];
+
+#[test]
+fn each_fault_is_a_gpu_error_naming_its_stage_and_the_next_batch_is_served() {
+    if gpu_engine(None).is_none() {
+        return;
+    }
+    let batch = blobs(300, 1);
+    for (stage, words) in STAGES {
+        let engine = builder(Backend::Gpu)
+            .gpu_fault(fault(stage, 1))
+            .build()
+            .unwrap();
+        let mut out = vec![[0u8; 32]; batch.len()];
+        let error = engine
+            .hash_slices_into(Mode::Hash, &batch, &mut out)
+            .expect_err("the fault strikes");
+        assert!(
+            matches!(error.kind(), ErrorKind::Gpu { .. }),
+            "{stage:?}: {error}"
+        );
+        let message = error.to_string();
+        assert!(
+            message.to_lowercase().contains(&words.to_lowercase()),
+            "{stage:?}: {message}"
+        );
+        // The fault was for one batch: the next is served, except by a
+        // device that is gone, which keeps failing cleanly.
+        let next = blobs(300, 2);
+        if stage == GpuFaultStage::DeviceLost {
+            let again = engine.hash_many(&next).expect_err("the device stays lost");
+            assert!(matches!(again.kind(), ErrorKind::Gpu { .. }), "{again}");
+        } else {
+            assert_eq!(
+                first_mismatch(&engine, Mode::Hash, &next),
+                None,
+                "{stage:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn auto_redoes_a_faulted_gpu_batch_on_the_cpu_exactly() {
+    if gpu_engine(None).is_none() {
+        return;
+    }
+    let key = [3u8; 32];
+    for (stage, _) in STAGES {
+        let engine = builder(Backend::Auto)
+            .profile(gpu_first_profile())
+            .gpu_fault(fault(stage, usize::MAX))
+            .build()
+            .unwrap();
+        for (round, mode) in [Mode::Hash, Mode::KeyedHash(&key), Mode::DeriveKey("faults")]
+            .into_iter()
+            .enumerate()
+        {
+            let batch = blobs(300, round as u64);
+            assert_eq!(
+                first_mismatch(&engine, mode, &batch),
+                None,
+                "{stage:?}, round {round}"
+            );
+        }
+    }
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_thousand_faulted_batches_leave_memory_flat() {
+    if gpu_engine(None).is_none() {
+        return;
+    }
+    fn resident_kib() -> i64 {
+        let status = std::fs::read_to_string("/proc/self/status").unwrap();
+        let line = status
+            .lines()
+            .find(|line| line.starts_with("VmRSS:"))
+            .unwrap();
+        line.split_whitespace().nth(1).unwrap().parse().unwrap()
+    }
+    for stage in [GpuFaultStage::Map, GpuFaultStage::Validation] {
+        let engine = builder(Backend::Auto)
+            .profile(gpu_first_profile())
+            .gpu_fault(fault(stage, usize::MAX))
+            .build()
+            .unwrap();
+        let batch = blobs(100, 5);
+        let run = |times: usize| {
+            for _ in 0..times {
+                let digests = engine.hash_many(&batch).unwrap();
+                assert_eq!(
+                    *digests[99].as_bytes(),
+                    *blake3::hash(&batch[99]).as_bytes()
+                );
+            }
+        };
+        run(100); // allocator and driver pools settle
+        let before = resident_kib();
+        run(1000);
+        let grown = resident_kib() - before;
+        println!("{stage:?}: 1000 faulted batches, resident memory {grown:+} KiB");
+        assert!(grown < 8 * 1024, "{stage:?}: grew {grown} KiB");
+    }
+}
