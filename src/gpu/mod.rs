@@ -78,17 +78,7 @@ impl Gpu {
         timeout: Duration,
         settings: DeviceSettings,
     ) -> Result<Gpu, Error> {
-        let device = GpuDevice::open(settings)?;
-        let plan = SlabPlan::new(budget, &device.limits, device.workgroup_size)?;
-        Ok(Gpu {
-            device,
-            plan,
-            timeout,
-            slabs: Mutex::new(Vec::new()),
-            buffer_scratch: Mutex::new(None),
-            last_timings: Mutex::new(None),
-            faults: settings.fault.map(Injector::new),
-        })
+        Gpu::on(GpuDevice::open(settings)?, budget, timeout, settings)
     }
 
     /// Works on the caller's device and queue instead of opening one.
@@ -99,7 +89,21 @@ impl Gpu {
         timeout: Duration,
         settings: DeviceSettings,
     ) -> Result<Gpu, Error> {
-        let device = GpuDevice::adopt(device, queue, settings)?;
+        Gpu::on(
+            GpuDevice::adopt(device, queue, settings)?,
+            budget,
+            timeout,
+            settings,
+        )
+    }
+
+    /// Plans slabs within `budget` bytes on an opened device.
+    fn on(
+        device: GpuDevice,
+        budget: u64,
+        timeout: Duration,
+        settings: DeviceSettings,
+    ) -> Result<Gpu, Error> {
         let plan = SlabPlan::new(budget, &device.limits, device.workgroup_size)?;
         Ok(Gpu {
             device,

@@ -6,6 +6,7 @@ mod hash;
 mod info;
 mod names;
 mod options;
+mod random;
 mod records;
 mod selftest;
 

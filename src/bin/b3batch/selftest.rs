@@ -11,6 +11,7 @@ use clap::Args;
 use rayon::prelude::*;
 
 use crate::options::{BackendArg, CliError, GlobalArgs};
+use crate::random::Random;
 
 /// `b3batch selftest` options.
 #[derive(Args)]
@@ -389,31 +390,4 @@ fn splitmix(mut x: u64) -> u64 {
     x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
     x ^ (x >> 31)
-}
-
-/// xorshift64: fast, reproducible from a seed.
-struct Random(u64);
-
-impl Random {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-
-    fn below(&mut self, bound: u64) -> u64 {
-        self.next() % bound.max(1)
-    }
-
-    fn unit(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64
-    }
-
-    fn fill(&mut self, bytes: &mut [u8]) {
-        for chunk in bytes.chunks_mut(8) {
-            let word = self.next().to_le_bytes();
-            chunk.copy_from_slice(&word[..chunk.len()]);
-        }
-    }
 }

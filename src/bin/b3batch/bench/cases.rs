@@ -3,6 +3,8 @@
 use std::fmt;
 use std::str::FromStr;
 
+use crate::random::Random;
+
 /// One row of the table: equal-length blobs, or lengths uniform in
 /// 1..=1024.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -46,7 +48,7 @@ pub struct Case {
 impl Case {
     /// `count` blobs if given, else about `bytes` of them.
     pub fn generate(size: SizeSpec, bytes: usize, count: Option<usize>) -> Case {
-        let mut rng = XorShift(0x2545_F491_4F6C_DD1D ^ bytes as u64);
+        let mut rng = Random(0x2545_F491_4F6C_DD1D ^ bytes as u64);
         let mut offsets = vec![0u64];
         let mut total = 0usize;
         loop {
@@ -77,16 +79,5 @@ impl Case {
 
     pub fn blob(&self, index: usize) -> &[u8] {
         &self.data[self.offsets[index] as usize..self.offsets[index + 1] as usize]
-    }
-}
-
-struct XorShift(u64);
-
-impl XorShift {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
     }
 }
