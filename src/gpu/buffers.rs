@@ -74,14 +74,7 @@ pub(crate) struct Scratch {
 impl Scratch {
     pub(crate) fn new(gpu: &GpuDevice) -> Scratch {
         let device = &gpu.device;
-        let buffer = |label, size, usage| {
-            device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some(label),
-                size,
-                usage,
-                mapped_at_creation: false,
-            })
-        };
+        let buffer = |label, size, usage| new_buffer(device, label, size, usage);
         use wgpu::BufferUsages as U;
         Scratch {
             params: buffer("buffer params", 64, U::STORAGE | U::COPY_DST),
@@ -321,14 +314,7 @@ pub(crate) fn hash(
     let plan = plan(gpu, words, blobs)?;
     let device = &gpu.device;
     let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
-    let buffer = |label, size, usage| {
-        device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some(label),
-            size,
-            usage,
-            mapped_at_creation: false,
-        })
-    };
+    let buffer = |label, size, usage| new_buffer(device, label, size, usage);
     use wgpu::BufferUsages as U;
     let Scratch {
         params,
@@ -485,4 +471,19 @@ fn packed_problem(problems: u32, index: u32) -> Error {
         "offsets",
         format!("blob {index} (the first with a problem): {what}; no digest was written"),
     )
+}
+
+/// An unmapped buffer.
+fn new_buffer(
+    device: &wgpu::Device,
+    label: &str,
+    size: u64,
+    usage: wgpu::BufferUsages,
+) -> wgpu::Buffer {
+    device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some(label),
+        size,
+        usage,
+        mapped_at_creation: false,
+    })
 }
