@@ -49,15 +49,10 @@ impl PyEngine {
             builder = builder.threads(threads);
         }
         if let Some(name) = cpu_backend {
-            let cpu = [
-                CpuBackend::Avx512,
-                CpuBackend::Avx2,
-                CpuBackend::Sse41,
-                CpuBackend::Neon,
-                CpuBackend::Portable,
-            ]
-            .into_iter()
-            .find(|cpu| cpu.name() == name)
+            let cpu = CpuBackend::ALL
+                .iter()
+                .copied()
+                .find(|cpu| cpu.name() == name)
             .ok_or_else(|| {
                 PyValueError::new_err(format!(
                     "cpu_backend={name:?} is not one of \"avx512\", \"avx2\", \"sse41\", \"neon\", \"portable\""
