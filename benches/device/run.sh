@@ -9,7 +9,8 @@
 #   3. the card's own figures: a plain CUDA kernel and pinned copies (CuPy);
 #   4. b3batch bench, GPU columns, 256 MiB per case: two workgroup sizes,
 #      both uploads, and 1 GiB of 1 KiB blobs;
-#   5. calibrate, then Auto against the forced choices from 1 MiB to 1 GiB.
+#   5. calibrate, then Auto against the forced choices from 1 MiB to 1 GiB
+#      (auto.sh).
 # Build here first:
 #   cargo build --release --bin b3batch
 #   cargo test --release --no-run --test vectors --test gpu --test gpu_buffers
@@ -51,10 +52,5 @@ timeout 90 b3batch --quiet --gpu-memory 4096 bench --backend gpu --sizes 1024 \
     --bytes 1073741824 --reps 3 2>&1
 
 step calibrate and auto
-timeout 60 b3batch --gpu-memory 2048 calibrate 2>&1
-for bytes in 1048576 16777216 268435456 1073741824; do
-    step auto, $bytes bytes a case
-    timeout 120 b3batch --quiet --gpu-memory 2048 --threads "$(nproc)" bench --sizes 64,1024,mixed \
-        --bytes $bytes --reps 3 2>&1
-done
+OUT="$OUT" bash "$(dirname "$0")/auto.sh" 2>&1 | grep -v "^=== done"
 step done

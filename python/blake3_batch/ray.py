@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any, Optional, Union
 
 from . import Engine
+from ._native import check_options
 
 __all__ = ["HashColumn"]
 
@@ -42,12 +43,8 @@ class HashColumn:
         backend: str = "auto",
         threads: Optional[int] = None,
     ) -> None:
-        if not 1 <= length <= 32:
-            raise ValueError(f"length={length} is out of range: give 1 to 32 bytes of the digest")
-        if key is not None and derive_key is not None:
-            raise ValueError("give key= (keyed hashing) or derive_key= (key derivation), not both")
-        if key is not None and len(key) != 32:
-            raise ValueError(f"key must be exactly 32 bytes, got {len(key)}")
+        # Bad arguments fail here, in the driver, not later in every actor.
+        check_options(length=length, key=key, derive_key=derive_key)
         self.column = column
         self.out = out
         self.length = length

@@ -200,8 +200,8 @@ pub fn hash_array(
     let rows = Rows::of(array)?;
     Some(digest_bytes(engine, mode, length, &rows).map(|mut bytes| {
         let nulls = array.logical_nulls();
-        if let Some(nulls) = &nulls {
-            zero_nulls(&mut bytes, length, nulls);
+        for row in null_rows(nulls.as_ref()) {
+            bytes[row * length..(row + 1) * length].fill(0);
         }
         Arc::new(FixedSizeBinaryArray::new(
             length as i32,
@@ -228,10 +228,8 @@ pub fn hash_array_u64(
     });
     Some(hashed.map(|()| {
         let nulls = array.logical_nulls();
-        if let Some(nulls) = &nulls {
-            for row in nulls.iter().enumerate().filter(|(_, valid)| !valid) {
-                keys[row.0] = 0;
-            }
+        for row in null_rows(nulls.as_ref()) {
+            keys[row] = 0;
         }
         Arc::new(UInt64Array::new(ScalarBuffer::from(keys), nulls)) as ArrayRef
     }))
@@ -264,10 +262,11 @@ pub fn digest_bytes(
     Ok(bytes)
 }
 
-fn zero_nulls(bytes: &mut [u8], length: usize, nulls: &NullBuffer) {
-    for (row, valid) in nulls.iter().enumerate() {
-        if !valid {
-            bytes[row * length..(row + 1) * length].fill(0);
-        }
-    }
+/// The rows that are null.
+fn null_rows(nulls: Option<&NullBuffer>) -> impl Iterator<Item = usize> + '_ {
+    nulls
+        .into_iter()
+        .flat_map(|nulls| nulls.iter().enumerate())
+        .filter(|(_, valid)| !valid)
+        .map(|(row, _)| row)
 }

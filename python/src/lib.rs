@@ -39,10 +39,24 @@ fn default_engine(py: Python<'_>) -> PyResult<Py<PyEngine>> {
     Ok(engine)
 }
 
+/// Checks the keyword arguments a hashing call takes (`key`,
+/// `derive_key`, `length`), raising what the call would raise: for helpers
+/// that hash later, elsewhere (the Ray actors).
+#[pyfunction]
+#[pyo3(signature = (*, length = 32, key = None, derive_key = None))]
+fn check_options(
+    length: usize,
+    key: Option<&Bound<'_, PyAny>>,
+    derive_key: Option<&str>,
+) -> PyResult<()> {
+    options::Options::parse(key, derive_key, length).map(|_| ())
+}
+
 #[pymodule]
 fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<PyEngine>()?;
     module.add_function(wrap_pyfunction!(default_engine, module)?)?;
+    module.add_function(wrap_pyfunction!(check_options, module)?)?;
     module.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }
