@@ -151,12 +151,12 @@ fn hash_bytes(index: u32, start: u32, len: u32) {
     let blocks = max(1u, (len + 63u) / 64u);
     var flags = bp.base_flags | CHUNK_START;
     for (var block = 0u; block + 1u < blocks; block++) {
-        cv = compress(cv, load_full_block(start + 64u * block), 64u, flags);
+        cv = compress(cv, load_full_block(start + 64u * block), 0u, 64u, flags);
         flags = bp.base_flags;
     }
     let last = blocks - 1u;
     let left = len - 64u * last;
-    cv = compress(cv, load_block(start + 64u * last, left), left, flags | CHUNK_END | ROOT);
+    cv = compress(cv, load_block(start + 64u * last, left), 0u, left, flags | CHUNK_END | ROOT);
     out[2u * index] = cv.low;
     out[2u * index + 1u] = cv.high;
 }

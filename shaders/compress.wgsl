@@ -13,6 +13,7 @@ override workgroup_size: u32 = 64u;
 
 const CHUNK_START: u32 = 1u;
 const CHUNK_END: u32 = 2u;
+const PARENT: u32 = 4u;
 const ROOT: u32 = 8u;
 
 const IV_LOW: vec4<u32> = vec4<u32>(0x6A09E667u, 0xBB67AE85u, 0x3C6EF372u, 0xA54FF53Au);
@@ -84,10 +85,11 @@ fn permute(m: Block) -> Block {
     );
 }
 
-// One compression with counter 0 (every blob is chunk 0 of its own input),
-// keeping the new chaining value.
-fn compress(cv: Cv, m0: Block, block_len: u32, flags: u32) -> Cv {
-    var s = State(cv.low, cv.high, IV_LOW, vec4(0u, 0u, block_len, flags));
+// One compression of a block of chunk `counter` (0 for a blob of one chunk
+// and for parents; the counter's high word is always 0 here), keeping the
+// new chaining value.
+fn compress(cv: Cv, m0: Block, counter: u32, block_len: u32, flags: u32) -> Cv {
+    var s = State(cv.low, cv.high, IV_LOW, vec4(counter, 0u, block_len, flags));
     var m = m0;
     s = round(s, m);
     m = permute(m);

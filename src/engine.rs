@@ -7,6 +7,7 @@ use std::time::Duration;
 use blake3::Hash;
 
 use crate::blobs::{check_output, BlobSource, Offset, Packed, Records, Slices, Span, Subset};
+use crate::consts::CHUNK_LEN;
 use crate::cpu::batch::{hash_checking, hash_one, hash_source, Threads};
 use crate::cpu::{CpuBackend, Kernel};
 use crate::error::{Error, ErrorKind};
@@ -109,8 +110,9 @@ impl EngineBuilder {
 
     /// GPU memory, in bytes, the engine may hold for its slabs (default
     /// 256 MiB). Batches larger than the slabs stream through them, so this
-    /// bounds GPU memory whatever the batch size; it must be at least
-    /// 12 KiB.
+    /// bounds GPU memory whatever the batch size, and blobs longer than a
+    /// slab's data (about a fifteenth of the budget) stay on the CPU. It
+    /// must be at least 15 KiB.
     pub fn gpu_memory_budget(mut self, bytes: u64) -> Self {
         self.gpu_memory_budget = Some(bytes);
         self
@@ -459,7 +461,7 @@ impl Engine {
             }
         };
         if self.inner.backend == Backend::Gpu {
-            return self.run_gpu(gpu, mode, source, out);
+            return self.run_gpu(gpu, mode, source, out, LongBlobs::OnGpu);
         }
         let shape = self.shape_of(source);
         let plan = scheduler::plan(&shape, &self.inner.profile, self.inner.threads);
@@ -467,7 +469,10 @@ impl Engine {
         match plan.choice {
             Choice::Cpu => self.run_cpu(mode, source, out),
             Choice::Gpu => {
-                if self.run_gpu(gpu, mode, source, out).is_err() {
+                if self
+                    .run_gpu(gpu, mode, source, out, LongBlobs::OnCpu)
+                    .is_err()
+                {
                     self.run_cpu(mode, source, out);
                 }
             }
@@ -485,7 +490,7 @@ impl Engine {
                 };
                 let gpu_result = std::thread::scope(|scope| {
                     scope.spawn(|| self.run_cpu(mode, &cpu_part, cpu_out));
-                    self.run_gpu(gpu, mode, &gpu_part, gpu_out)
+                    self.run_gpu(gpu, mode, &gpu_part, gpu_out, LongBlobs::OnCpu)
                 });
                 if gpu_result.is_err() {
                     self.run_cpu(mode, &gpu_part, gpu_out);
@@ -627,7 +632,7 @@ impl Engine {
         let source = Packed::new(data, offsets)?;
         check_output(source.count(), out)?;
         match &self.inner.gpu {
-            Some(gpu) => self.run_gpu(gpu, Mode::Hash, &source, out),
+            Some(gpu) => self.run_gpu(gpu, Mode::Hash, &source, out, LongBlobs::OnGpu),
             None => Err(ErrorKind::BackendUnavailable {
                 backend: "gpu".to_owned(),
                 reason: "this engine has no GPU".to_owned(),
@@ -644,23 +649,29 @@ impl Engine {
         }
     }
 
-    /// Runs a batch on the GPU, with its blobs over 1 KiB hashed on the CPU
-    /// at the same time into a side buffer, then put in their slots.
+    /// Runs a batch on the GPU, with the blobs it leaves (see [`LongBlobs`])
+    /// hashed on the CPU at the same time into a side buffer, then put in
+    /// their slots.
     fn run_gpu<S: BlobSource>(
         &self,
         gpu: &Gpu,
         mode: Mode,
         source: &S,
         out: &mut [[u8; 32]],
+        long: LongBlobs,
     ) -> Result<(), Error> {
         let kernel = self.inner.kernel;
         let words = mode.words(|context| hash_one(kernel, Mode::CONTEXT, context));
+        let max_blob = match long {
+            LongBlobs::OnGpu => gpu.max_blob(),
+            LongBlobs::OnCpu => CHUNK_LEN,
+        };
         let large: Vec<usize> = (0..source.count())
-            .filter(|&index| !gpu::fits_gpu(source.len(index)))
+            .filter(|&index| source.len(index) > max_blob)
             .collect();
         let threads = self.cpu_threads();
         if large.is_empty() {
-            return gpu.hash(words, source, out, 0, threads);
+            return gpu.hash(words, source, max_blob, out, 0, threads);
         }
         let subset = Subset {
             source,
@@ -669,7 +680,7 @@ impl Engine {
         let mut large_digests = vec![[0u8; 32]; large.len()];
         let gpu_result = std::thread::scope(|scope| {
             scope.spawn(|| hash_source(kernel, threads, mode, &subset, &mut large_digests));
-            gpu.hash(words, source, out, large.len(), threads)
+            gpu.hash(words, source, max_blob, out, large.len(), threads)
         });
         for (&index, digest) in large.iter().zip(&large_digests) {
             out[index] = *digest;
@@ -696,6 +707,17 @@ impl Engine {
             })
         })
     }
+}
+
+/// Where a GPU batch's blobs over one chunk go.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum LongBlobs {
+    /// Onto the GPU too, as trees, up to the longest a slab holds:
+    /// `Backend::Gpu` asked for the card.
+    OnGpu,
+    /// Onto the CPU beside the GPU, as `Auto`'s plans assume (its profile
+    /// has no GPU rate for them).
+    OnCpu,
 }
 
 fn into_hashes(digests: Vec<[u8; 32]>) -> Vec<Hash> {

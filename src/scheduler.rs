@@ -6,7 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::gpu::fits_gpu;
+use crate::consts::CHUNK_LEN;
 
 /// What the model needs to know about a batch.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -15,7 +15,8 @@ pub struct BatchShape {
     pub blobs: usize,
     /// Bytes in all blobs.
     pub bytes: u64,
-    /// Blobs over 1 KiB (always hashed on the CPU).
+    /// Blobs over 1 KiB (one chunk): the scheduler's plans hash them on
+    /// the CPU, beside the GPU's share.
     pub large_blobs: usize,
     /// Bytes in those blobs.
     pub large_bytes: u64,
@@ -33,7 +34,7 @@ impl BatchShape {
         for len in lengths {
             shape.blobs += 1;
             shape.bytes += len as u64;
-            if !fits_gpu(len) {
+            if len > CHUNK_LEN {
                 shape.large_blobs += 1;
                 shape.large_bytes += len as u64;
             }

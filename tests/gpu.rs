@@ -5,7 +5,7 @@
 mod common;
 
 use blake3_batch::{Backend, Engine, ErrorKind, GpuUpload, Mode};
-use common::{first_mismatch, gpu_engine, reference};
+use common::{first_mismatch, gpu_engine, reference, SMALL_GPU_BUDGET};
 
 /// Blobs of length `len_of(i)` whose bytes depend on their index.
 fn blobs(count: usize, len_of: impl Fn(usize) -> usize) -> Vec<Vec<u8>> {
@@ -59,11 +59,11 @@ fn batch_sizes_around_the_workgroup() {
 
 #[test]
 fn batches_around_slab_boundaries() {
-    // 12 KiB budget: slabs of 1 KiB of data and 25 entries.
-    let Some(engine) = gpu_engine(Some(12 * 1024)) else {
+    // Slabs of 1 KiB of data and 32 entries.
+    let Some(engine) = gpu_engine(Some(SMALL_GPU_BUDGET)) else {
         return;
     };
-    for count in [24, 25, 26, 49, 50, 51, 200] {
+    for count in [31, 32, 33, 63, 64, 65, 200] {
         check(
             &engine,
             Mode::Hash,
@@ -94,8 +94,9 @@ fn batches_around_slab_boundaries() {
 }
 
 #[test]
-fn large_blobs_in_a_gpu_batch_go_to_the_cpu() {
-    let Some(engine) = gpu_engine(Some(12 * 1024)) else {
+fn blobs_longer_than_a_slab_go_to_the_cpu() {
+    // Slabs of 1 KiB: every blob over one chunk is longer.
+    let Some(engine) = gpu_engine(Some(SMALL_GPU_BUDGET)) else {
         return;
     };
     let lens = [1025, 0, 5000, 1024, 70_000, 64, 2048, 1];
@@ -114,7 +115,7 @@ fn large_blobs_in_a_gpu_batch_go_to_the_cpu() {
 
 #[test]
 fn packed_and_records_layouts() {
-    let Some(engine) = gpu_engine(Some(12 * 1024)) else {
+    let Some(engine) = gpu_engine(Some(SMALL_GPU_BUDGET)) else {
         return;
     };
     let blobs = blobs(77, |i| (i * 13) % 1100);
@@ -232,7 +233,10 @@ fn bad_input_is_rejected_before_the_gpu_sees_it() {
 #[test]
 fn equal_lengths_go_without_a_table() {
     // Small slabs hold one 1 KiB blob: fewer blobs there.
-    let engines = [(gpu_engine(None), 5000), (gpu_engine(Some(12 * 1024)), 200)];
+    let engines = [
+        (gpu_engine(None), 5000),
+        (gpu_engine(Some(SMALL_GPU_BUDGET)), 200),
+    ];
     let key = [9; 32];
     for (engine, most) in engines
         .iter()
@@ -283,7 +287,7 @@ fn equal_lengths_go_without_a_table() {
 }
 
 /// Mixed lengths in a batch of several packing pieces (4096 blobs each)
-/// on two threads, with blobs over 1 KiB among them.
+/// on two threads, with blobs over 1 KiB among them, all on the GPU.
 #[test]
 fn mixed_lengths_packed_in_pieces_on_two_threads() {
     let Some(engine) = gpu_engine(None) else {
@@ -296,9 +300,104 @@ fn mixed_lengths_packed_in_pieces_on_two_threads() {
     check(&engine, Mode::Hash, &blobs(13_000, lens), "13 000 mixed");
     let timings = engine.last_gpu_timings().unwrap();
     assert!(
-        timings.cpu_blobs > 0 && timings.gpu_blobs > 12_000,
+        timings.cpu_blobs == 0 && timings.gpu_blobs == 13_000,
         "{timings:?}"
     );
+}
+
+/// Blobs over one chunk are hashed on the GPU as trees: chunks, then levels
+/// of parents. At chunk boundaries, in every mode, as packed blobs and as
+/// records, alone and among short ones.
+#[test]
+fn blobs_over_one_chunk_are_trees_on_the_gpu() {
+    let Some(engine) = gpu_engine(None) else {
+        return;
+    };
+    let key = [0x5A; 32];
+    let lengths = [
+        1024,
+        1025,
+        2047,
+        2048,
+        2049,
+        3072,
+        3073,
+        4096,
+        4097,
+        5 * 1024 + 7,
+        16 * 1024,
+        16 * 1024 + 1,
+        (1 << 20) + 1,
+    ];
+    for mode in [
+        Mode::Hash,
+        Mode::KeyedHash(&key),
+        Mode::DeriveKey("gpu trees"),
+    ] {
+        check(
+            &engine,
+            mode,
+            &blobs(lengths.len(), |i| lengths[i]),
+            &format!("{mode:?} chunk boundaries"),
+        );
+        let timings = engine.last_gpu_timings().unwrap();
+        assert_eq!(timings.cpu_blobs, 0, "{timings:?}");
+        // Long blobs between short ones, every length from 0 to 9 chunks.
+        let mixed = blobs(300, |i| match i % 3 {
+            0 => (i * 61) % (9 * 1024),
+            1 => i % 65,
+            _ => 1024 + i,
+        });
+        check(&engine, mode, &mixed, &format!("{mode:?} mixed"));
+    }
+    // Equal lengths over one chunk: records and evenly stepping offsets.
+    for len in [1025, 2048, 4100] {
+        let count = 40;
+        let data: Vec<u8> = (0..len * count).map(|i| (i * 5 % 251) as u8).collect();
+        let mut out = vec![[0u8; 32]; count];
+        engine
+            .hash_records_into(Mode::Hash, &data, len, &mut out)
+            .unwrap();
+        for (index, record) in data.chunks(len).enumerate() {
+            assert_eq!(
+                out[index],
+                reference(Mode::Hash, record),
+                "{len} B #{index}"
+            );
+        }
+    }
+}
+
+/// A slab holds blobs up to its data's size: one that fills it is a tree on
+/// the GPU, one a byte longer goes to the CPU; several long blobs stream
+/// through slabs that each hold a few.
+#[test]
+fn the_longest_gpu_blob_fills_a_slab() {
+    // 240 KiB: slabs of 16 KiB of data.
+    let Some(engine) = gpu_engine(Some(240 * 1024)) else {
+        return;
+    };
+    let slab = 16 * 1024;
+    check(
+        &engine,
+        Mode::Hash,
+        &blobs(3, |i| [slab, slab + 1, 100][i]),
+        "a slab's length and one more",
+    );
+    let timings = engine.last_gpu_timings().unwrap();
+    assert_eq!(
+        (timings.gpu_blobs, timings.cpu_blobs),
+        (2, 1),
+        "{timings:?}"
+    );
+    check(
+        &engine,
+        Mode::Hash,
+        &blobs(50, |i| 1025 + i * 301),
+        "long blobs over many slabs",
+    );
+    let timings = engine.last_gpu_timings().unwrap();
+    assert!(timings.slabs >= 10 && timings.cpu_blobs == 0, "{timings:?}");
 }
 
 /// Every upload the adapter offers and several workgroup sizes hash the

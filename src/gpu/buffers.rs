@@ -7,7 +7,8 @@ use std::time::{Duration, Instant};
 
 use super::device::{gpu_failed, GpuDevice};
 use super::layout::{
-    BufferParams, DIGEST_BYTES, MAX_GPU_BLOB, STATUS_DECREASING, STATUS_PAST_DATA, STATUS_TOO_LONG,
+    BufferParams, DIGEST_BYTES, MAX_ONE_INVOCATION, STATUS_DECREASING, STATUS_PAST_DATA,
+    STATUS_TOO_LONG,
 };
 use super::slab::{finish_map, map};
 use super::GpuTimings;
@@ -217,12 +218,12 @@ fn plan<'a>(gpu: &GpuDevice, words: ModeWords, blobs: GpuBlobs<'a>) -> Result<Pl
             record_size,
             count,
         } => {
-            if record_size == 0 || record_size as usize > MAX_GPU_BLOB {
+            if record_size == 0 || record_size as usize > MAX_ONE_INVOCATION {
                 return Err(buffer_error(
                     "data",
                     format!(
                         "records of {record_size} bytes: records in GPU buffers are 1 to \
-                         {MAX_GPU_BLOB} bytes (hash longer ones from host memory)"
+                         {MAX_ONE_INVOCATION} bytes (hash longer ones from host memory)"
                     ),
                 ));
             }

@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use super::info::GpuInfo;
 use super::layout::{
-    buffer_shader, slab_shader, CHECK_PACKED_ENTRY, DEFAULT_WORKGROUP_SIZE,
-    HASH_BUFFER_RECORDS_ENTRY, HASH_PACKED_ENTRY, RECORDS_ENTRY, TABLE_ENTRY,
+    buffer_shader, slab_shader, CHECK_PACKED_ENTRY, CHUNKS_ENTRY, DEFAULT_WORKGROUP_SIZE,
+    HASH_BUFFER_RECORDS_ENTRY, HASH_PACKED_ENTRY, PARENTS_ENTRY, RECORDS_ENTRY, TABLE_ENTRY,
 };
 use crate::error::{Error, ErrorKind};
 
@@ -79,6 +79,9 @@ pub(crate) struct GpuDevice {
     pub table_pipeline: wgpu::ComputePipeline,
     /// `hash_records`: blobs of one length at a fixed stride.
     pub records_pipeline: wgpu::ComputePipeline,
+    /// `hash_chunks` and `hash_parents`: blobs over one chunk, as trees.
+    pub chunks_pipeline: wgpu::ComputePipeline,
+    pub parents_pipeline: wgpu::ComputePipeline,
     pub bind_layout: wgpu::BindGroupLayout,
     /// The pipelines over the caller's buffers.
     pub buffers: BufferPipelines,
@@ -234,19 +237,29 @@ impl GpuDevice {
         // lavapipe compiles a shader variant for the values of uniforms that
         // steer loops (the records' length), which cost every slab of
         // records 4 to 10 ms there.
+        // The slab's bindings (`shaders/slabs.wgsl`); the last, the level of
+        // a long blob's tree one dispatch works on, moves per dispatch.
         let bind_layout = layout_of(
             &device,
-            &[storage(true), storage(true), storage(true), storage(false)],
+            &[
+                (storage(true), false),
+                (storage(true), false),
+                (storage(true), false),
+                (storage(false), false),
+                (storage(true), false),
+                (storage(false), false),
+                (storage(true), true),
+            ],
         );
         let buffer_layout = layout_of(
             &device,
             &[
-                storage(true),
-                storage(true),
-                storage(true),
-                storage(false),
-                storage(false),
-                storage(true),
+                (storage(true), false),
+                (storage(true), false),
+                (storage(true), false),
+                (storage(false), false),
+                (storage(false), false),
+                (storage(true), false),
             ],
         );
         let constants = [("workgroup_size", f64::from(workgroup_size))];
@@ -277,10 +290,13 @@ impl GpuDevice {
                 })
                 .collect::<Vec<_>>()
         };
-        let [table_pipeline, records_pipeline] =
-            pipelines(slab_shader(), &bind_layout, &[TABLE_ENTRY, RECORDS_ENTRY])
-                .try_into()
-                .unwrap_or_else(|_| unreachable!("two entries, two pipelines"));
+        let [table_pipeline, records_pipeline, chunks_pipeline, parents_pipeline] = pipelines(
+            slab_shader(),
+            &bind_layout,
+            &[TABLE_ENTRY, RECORDS_ENTRY, CHUNKS_ENTRY, PARENTS_ENTRY],
+        )
+        .try_into()
+        .unwrap_or_else(|_| unreachable!("four entries, four pipelines"));
         let [check_packed, hash_packed, hash_records] = pipelines(
             buffer_shader(),
             &buffer_layout,
@@ -304,6 +320,8 @@ impl GpuDevice {
             queue,
             table_pipeline,
             records_pipeline,
+            chunks_pipeline,
+            parents_pipeline,
             bind_layout,
             buffers: BufferPipelines {
                 layout: buffer_layout,
@@ -467,16 +485,20 @@ pub(crate) fn gpu_failed(operation: &str, reason: String) -> Error {
     .into()
 }
 
-/// A layout of buffer bindings `0..types.len()` for compute.
-fn layout_of(device: &wgpu::Device, types: &[wgpu::BufferBindingType]) -> wgpu::BindGroupLayout {
+/// A layout of buffer bindings `0..types.len()` for compute, each a type
+/// and whether it takes a dynamic offset.
+fn layout_of(
+    device: &wgpu::Device,
+    types: &[(wgpu::BufferBindingType, bool)],
+) -> wgpu::BindGroupLayout {
     let entries: Vec<_> = (0..)
         .zip(types)
-        .map(|(binding, &ty)| wgpu::BindGroupLayoutEntry {
+        .map(|(binding, &(ty, dynamic))| wgpu::BindGroupLayoutEntry {
             binding,
             visibility: wgpu::ShaderStages::COMPUTE,
             ty: wgpu::BindingType::Buffer {
                 ty,
-                has_dynamic_offset: false,
+                has_dynamic_offset: dynamic,
                 min_binding_size: None,
             },
             count: None,

@@ -38,16 +38,35 @@ pub(crate) const TABLE_ENTRY: &str = "hash_table";
 /// The shader's entry point for blobs of one length at a fixed stride.
 pub(crate) const RECORDS_ENTRY: &str = "hash_records";
 
+/// The shader's entry points for blobs over one chunk (`tree.rs`).
+pub(crate) const CHUNKS_ENTRY: &str = "hash_chunks";
+pub(crate) const PARENTS_ENTRY: &str = "hash_parents";
+
 /// Bytes the shader loads at once (a `vec4<u32>`): every blob starts on a
 /// multiple of it in the data buffer.
 pub(crate) const LOAD_BYTES: usize = 16;
 
-/// Table length marking a blob the shader skips (`SKIP` in the shader): one
-/// over 1024 bytes, hashed on the CPU instead.
+/// Table length marking a blob the shader skips (`SKIP` in the shader):
+/// one the CPU hashes instead.
 pub(crate) const SKIP: u32 = u32::MAX;
 
-/// Largest blob the shader hashes: one chunk.
-pub(crate) const MAX_GPU_BLOB: usize = crate::consts::CHUNK_LEN;
+/// A parent job's digest slot when it is not a root (`NOT_ROOT` in the
+/// shader).
+pub(crate) const NOT_ROOT: u32 = u32::MAX;
+
+/// Largest blob one invocation hashes alone: one chunk. Longer ones are
+/// hashed as trees in slabs (`tree.rs`); the shader over the caller's
+/// buffers takes only these.
+pub(crate) const MAX_ONE_INVOCATION: usize = crate::consts::CHUNK_LEN;
+
+/// Bytes of one chunk or parent job: four `u32`.
+pub(crate) const JOB_BYTES: u64 = 16;
+
+/// Bytes of one chaining value.
+pub(crate) const CV_BYTES: u64 = 32;
+
+/// Bytes of the shader's `Level` (first job, job count).
+pub(crate) const LEVEL_BYTES: u64 = 8;
 
 /// Bytes of one table entry: `(word_offset, len)` as two `u32`.
 pub(crate) const ENTRY_BYTES: u64 = 8;
@@ -99,6 +118,12 @@ impl Params {
         }
         bytes
     }
+}
+
+/// A `Level`'s bytes: its first job and job count.
+pub(crate) fn level_bytes(first: u32, count: u32) -> [u8; 8] {
+    // Two words, as a table entry.
+    entry_bytes(first, count)
 }
 
 /// The buffer shader's `BufferParams`: 64 bytes.
@@ -161,7 +186,9 @@ mod tests {
         let workgroup = format!("override workgroup_size: u32 = {DEFAULT_WORKGROUP_SIZE}u;");
         assert!(slabs.contains(&workgroup) && buffers.contains(&workgroup));
         assert!(slabs.contains("const SKIP: u32 = 0xffffffffu;"));
-        for entry in [TABLE_ENTRY, RECORDS_ENTRY] {
+        assert!(slabs.contains("const NOT_ROOT: u32 = 0xffffffffu;"));
+        assert_eq!(NOT_ROOT, 0xffff_ffff);
+        for entry in [TABLE_ENTRY, RECORDS_ENTRY, CHUNKS_ENTRY, PARENTS_ENTRY] {
             assert!(slabs.contains(&format!("fn {entry}(")), "{entry}");
         }
         for entry in [

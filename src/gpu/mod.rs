@@ -1,10 +1,12 @@
 //! The GPU backend: WGSL compute shaders (`shaders/`) run
-//! through `wgpu`, one invocation per blob of at most 1 KiB.
+//! through `wgpu`, one invocation per blob of at most 1 KiB, one per chunk
+//! and per parent for longer ones (`tree.rs`).
 //!
 //! A batch streams through a ring of slabs so that packing slab k+1 on the
 //! CPU overlaps the GPU's work on slab k and the readback of k−1; GPU memory
-//! stays within the budget whatever the batch size. Blobs over 1 KiB are
-//! hashed on the CPU at the same time.
+//! stays within the budget whatever the batch size. Blobs the slabs do not
+//! take (longer than a slab, or over 1 KiB when the scheduler keeps those on
+//! the CPU) are hashed on the CPU at the same time.
 
 mod buffers;
 mod device;
@@ -13,6 +15,7 @@ mod info;
 mod layout;
 mod pack;
 mod slab;
+mod tree;
 
 use std::collections::VecDeque;
 use std::sync::Mutex;
@@ -27,7 +30,6 @@ pub use info::{GpuDeviceType, GpuInfo, GpuTimings};
 
 use self::device::{gpu_failed, timed_out, GpuDevice};
 use self::faults::{strikes, GpuFaultStage as Stage, Injector};
-use self::layout::MAX_GPU_BLOB;
 use self::pack::{Packed, SlabLayout};
 use self::slab::{Slab, SlabPlan, SLABS};
 use crate::blobs::BlobSource;
@@ -194,13 +196,20 @@ impl Gpu {
         lock(&self.last_timings).clone()
     }
 
-    /// Hashes the blobs of at most 1 KiB of `source` into their slots of
-    /// `out`, packing slabs on `threads`; slots of larger blobs are left for
-    /// the caller.
+    /// The longest blob the GPU hashes: one that fills a slab's data.
+    pub(crate) fn max_blob(&self) -> usize {
+        self.plan.max_blob()
+    }
+
+    /// Hashes the blobs of at most `max_blob` bytes (at most
+    /// [`max_blob`](Self::max_blob)) of `source` into their slots of `out`,
+    /// packing slabs on `threads`; slots of longer blobs (`cpu_blobs` of
+    /// them) are left for the caller.
     pub(crate) fn hash<S: BlobSource>(
         &self,
         words: ModeWords,
         source: &S,
+        max_blob: usize,
         out: &mut [[u8; 32]],
         cpu_blobs: usize,
         threads: Threads,
@@ -214,7 +223,12 @@ impl Gpu {
         self.device.check_faults()?;
         let fault = self.faults.as_ref().and_then(Injector::for_batch);
         let mut slabs = lock(&self.slabs);
-        let streamed = self.stream(&mut slabs, words, source, out, threads, &mut timings, fault);
+        let batch = Batch {
+            words,
+            source,
+            max_blob,
+        };
+        let streamed = self.stream(&mut slabs, batch, out, threads, &mut timings, fault);
         if let Err(error) = streamed {
             // A failed batch leaves maps half done: let the device finish
             // what was submitted, then start the next batch afresh.
@@ -232,14 +246,10 @@ impl Gpu {
     }
 
     /// Streams the batch through the slab ring.
-    // The batch (words, source, out), how to run it (threads, fault) and
-    // what to record (timings): grouping them would only rename them.
-    #[allow(clippy::too_many_arguments)]
     fn stream<S: BlobSource>(
         &self,
         slabs: &mut Vec<Slab>,
-        words: ModeWords,
-        source: &S,
+        batch: Batch<'_, S>,
         out: &mut [[u8; 32]],
         threads: Threads,
         timings: &mut GpuTimings,
@@ -250,6 +260,11 @@ impl Gpu {
         let mut next_blob = 0;
         let mut next_slab = 0;
         let mut submitted = 0;
+        let Batch {
+            words,
+            source,
+            max_blob,
+        } = batch;
         let total = source.count();
         while next_blob < total || !in_flight.is_empty() {
             // Pack and submit while a slab is free; otherwise retire the
@@ -269,7 +284,7 @@ impl Gpu {
                 slab.ready_to_pack(&self.device, self.timeout)?;
                 timings.wait += clock.elapsed();
                 let clock = Instant::now();
-                let packed = slab.pack(source, next_blob, threads)?;
+                let packed = slab.pack(source, next_blob, max_blob, threads)?;
                 timings.pack += clock.elapsed();
                 if strikes(fault, Stage::DeviceLost, submitted) {
                     self.device.destroy();
@@ -281,6 +296,7 @@ impl Gpu {
                 timings.slabs += 1;
                 timings.gpu_blobs += packed.blobs.len();
                 timings.bytes_uploaded += packed.data_bytes
+                    + packed.job_bytes
                     + match packed.layout {
                         SlabLayout::Table => packed.count() * layout::ENTRY_BYTES,
                         SlabLayout::Records { .. } => 0,
@@ -333,9 +349,12 @@ impl Gpu {
     }
 }
 
-/// Whether the GPU shader hashes a blob of this length.
-pub(crate) fn fits_gpu(len: usize) -> bool {
-    len <= MAX_GPU_BLOB
+/// What one batch on the GPU hashes: the blobs of `source` of at most
+/// `max_blob` bytes, in `words`' mode.
+struct Batch<'a, S> {
+    words: ModeWords,
+    source: &'a S,
+    max_blob: usize,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -372,7 +391,8 @@ mod tests {
     fn hash(gpu: &Gpu, blobs: &[Vec<u8>]) -> Result<Vec<[u8; 32]>, Error> {
         let words = Mode::Hash.words(|_| unreachable!("no context in Mode::Hash"));
         let mut out = vec![[0u8; 32]; blobs.len()];
-        gpu.hash(words, &Slices(blobs), &mut out, 0, Threads::One)?;
+        let max_blob = gpu.max_blob();
+        gpu.hash(words, &Slices(blobs), max_blob, &mut out, 0, Threads::One)?;
         Ok(out)
     }
 
@@ -395,7 +415,7 @@ mod tests {
         let limits = wgpu::Limits::default();
         let wg = layout::DEFAULT_WORKGROUP_SIZE;
         let plan = SlabPlan::new(SlabPlan::MIN_BUDGET, &limits, wg).unwrap();
-        assert!(plan.data_bytes >= MAX_GPU_BLOB as u64 && plan.entries >= 1);
+        assert!(plan.data_bytes >= layout::MAX_ONE_INVOCATION as u64 && plan.entries >= 1);
         let plan = SlabPlan::new(64 << 30, &limits, wg).unwrap();
         assert!(plan.data_bytes <= limits.max_storage_buffer_binding_size);
         assert!(
@@ -405,7 +425,9 @@ mod tests {
         for budget in [SlabPlan::MIN_BUDGET, 1 << 20, 256 << 20] {
             let plan = SlabPlan::new(budget, &limits, wg).unwrap();
             let per_slab = 2 * (plan.data_bytes + plan.entries * layout::ENTRY_BYTES)
-                + 2 * plan.entries * layout::DIGEST_BYTES;
+                + 2 * plan.entries * layout::DIGEST_BYTES
+                + 2 * plan.job_bytes()
+                + plan.cv_bytes();
             assert!(per_slab * SLABS as u64 <= budget, "{budget}: {plan:?}");
         }
         let error = SlabPlan::new(SlabPlan::MIN_BUDGET - 1, &limits, wg).unwrap_err();

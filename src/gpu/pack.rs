@@ -3,17 +3,19 @@
 //! zero-padded to one, on every thread the engine has: the packing is a
 //! memory copy, and one core cannot feed a bus of 50 GB/s.
 //!
-//! Blobs of one length laid back to back (records, equal-length packed
-//! blobs) go without a table: the shader finds blob `i` at `i` strides, and
-//! where the length is a whole number of loads the slab's data is one copy
-//! of the input's bytes.
+//! Blobs of one length of at most one chunk laid back to back (records,
+//! equal-length packed blobs) go without a table: the shader finds blob `i`
+//! at `i` strides, and where the length is a whole number of loads the
+//! slab's data is one copy of the input's bytes. Blobs over one chunk get
+//! the jobs of their trees too (`tree.rs`).
 
 use std::ops::Range;
 
 use wgpu::WriteOnly;
 
-use super::layout::{entry_bytes, padded_len, ENTRY_BYTES, LOAD_BYTES, MAX_GPU_BLOB, SKIP};
+use super::layout::{entry_bytes, padded_len, ENTRY_BYTES, LOAD_BYTES, MAX_ONE_INVOCATION, SKIP};
 use super::slab::SlabPlan;
+use super::tree::{self, Level, LongBlob};
 use crate::blobs::BlobSource;
 use crate::cpu::batch::Threads;
 
@@ -33,9 +35,16 @@ pub(crate) struct Packed {
     pub blobs: Range<usize>,
     /// Bytes of blob data, padding included.
     pub data_bytes: u64,
-    /// Whether any blob in the range was left to the CPU (over 1 KiB).
+    /// Whether any blob in the range was left to the CPU (over
+    /// `max_blob`).
     pub skipped: bool,
+    /// The longest blob the slab took.
+    pub max_blob: usize,
     pub layout: SlabLayout,
+    /// The dispatches of the trees of blobs over one chunk (empty if none).
+    pub tree: Vec<Level>,
+    /// Bytes of those trees' jobs.
+    pub job_bytes: u64,
 }
 
 impl Packed {
@@ -51,22 +60,30 @@ const TABLE_PIECE_BLOBS: usize = 4096;
 /// Bytes a thread copies as one piece of a records slab.
 const RECORDS_PIECE_BYTES: usize = 4 << 20;
 
-/// Packs blobs from `start` on into `table` and `data` (the staging
-/// buffer's two parts) until the slab or the batch is full.
+/// The parts of a slab's mapped staging buffer.
+pub(crate) struct SlabView<'a> {
+    pub table: WriteOnly<'a, [u8]>,
+    pub data: WriteOnly<'a, [u8]>,
+    pub jobs: WriteOnly<'a, [u8]>,
+}
+
+/// Packs blobs from `start` on into a slab's staging buffer until the slab
+/// or the batch is full, leaving blobs over `max_blob` bytes (at most the
+/// slab's data) to the CPU.
 pub(crate) fn pack<S: BlobSource>(
     source: &S,
     start: usize,
     plan: SlabPlan,
-    table: WriteOnly<'_, [u8]>,
-    data: WriteOnly<'_, [u8]>,
+    max_blob: usize,
+    view: SlabView<'_>,
     threads: Threads,
 ) -> Packed {
     let end = source.count().min(start + plan.entries as usize);
     match source.back_to_back(start, end) {
-        Some((bytes, len)) if len <= MAX_GPU_BLOB => {
-            pack_records(bytes, len, start, end, plan, data, threads)
+        Some((bytes, len)) if len <= MAX_ONE_INVOCATION.min(max_blob) => {
+            pack_records(bytes, len, start, end, plan, view.data, threads)
         }
-        _ => pack_table(source, start, end, plan, table, data, threads),
+        _ => pack_table(source, start..end, plan, max_blob, view, threads),
     }
 }
 
@@ -125,42 +142,63 @@ fn pack_records(
         blobs: start..start + count,
         data_bytes: data_bytes as u64,
         skipped: false,
+        max_blob: len,
         layout: SlabLayout::Records {
             len: len as u32,
             stride: (stride / LOAD_BYTES) as u32,
         },
+        tree: Vec::new(),
+        job_bytes: 0,
     }
 }
 
-/// Blobs `start..end` of any lengths, through the table; those over 1 KiB
-/// are marked [`SKIP`] for the CPU.
+/// Blobs `start..end` of any lengths, through the table, with the jobs of
+/// the trees of those over one chunk; those over `max_blob` are marked
+/// [`SKIP`] for the CPU.
 fn pack_table<S: BlobSource>(
     source: &S,
-    start: usize,
-    end: usize,
+    blobs: Range<usize>,
     plan: SlabPlan,
-    mut table: WriteOnly<'_, [u8]>,
-    mut data: WriteOnly<'_, [u8]>,
+    max_blob: usize,
+    view: SlabView<'_>,
     threads: Threads,
 ) -> Packed {
-    // One pass over the lengths finds where the data runs out and where
-    // each piece's data starts; the copies then run in parallel.
+    let SlabView {
+        mut table,
+        mut data,
+        mut jobs,
+    } = view;
+    let (start, end) = (blobs.start, blobs.end);
+    // One pass over the lengths finds where the data runs out, where each
+    // piece's data starts and where the long blobs lie; the copies then run
+    // in parallel.
     let capacity = plan.data_bytes as usize;
+    debug_assert!(max_blob <= capacity);
     let mut used = 0usize;
     let mut skipped = false;
     let mut piece_starts = Vec::new();
+    let mut long = Vec::new();
     let mut stop = start;
     while stop < end {
         if (stop - start).is_multiple_of(TABLE_PIECE_BLOBS) {
             piece_starts.push((stop, used));
         }
         let len = source.len(stop);
-        if len > MAX_GPU_BLOB {
+        if len > max_blob {
             skipped = true;
         } else {
             let padded = padded_len(len);
             if used + padded > capacity {
                 break;
+            }
+            if len > MAX_ONE_INVOCATION {
+                // All three fit in u32: the data is within one storage
+                // binding (SlabPlan::new).
+                long.push(LongBlob {
+                    slot: (stop - start) as u32,
+                    first_load: (used / LOAD_BYTES) as u32,
+                    len: len as u32,
+                });
             }
             used += padded;
         }
@@ -186,14 +224,14 @@ fn pack_table<S: BlobSource>(
             let mut at = 0;
             for (slot, index) in blobs.enumerate() {
                 let blob = source.blob(index);
-                let entry = if blob.len() > MAX_GPU_BLOB {
+                let entry = if blob.len() > max_blob {
                     entry_bytes(0, SKIP)
                 } else {
                     let padded = padded_len(blob.len());
                     bytes.slice(at..at + blob.len()).copy_from_slice(blob);
                     bytes.slice(at + blob.len()..at + padded).fill(0);
                     // Both fit in u32: the data is within one storage binding
-                    // (SlabPlan::new) and a blob here is at most 1 KiB.
+                    // (SlabPlan::new), and so is the blob.
                     let entry = entry_bytes(((offset + at) / LOAD_BYTES) as u32, blob.len() as u32);
                     at += padded;
                     entry
@@ -205,11 +243,25 @@ fn pack_table<S: BlobSource>(
             }
         },
     );
+    let (tree, job_bytes) = if long.is_empty() {
+        (Vec::new(), 0)
+    } else {
+        let tree = tree::plan(&long);
+        let bytes = tree.job_bytes();
+        // Within the plan: a long blob's chunks hold over 512 of its bytes
+        // each on average, and it has one parent fewer than chunks.
+        debug_assert!(tree.levels[0].count as u64 <= plan.tree_slots);
+        jobs.slice(..bytes.len()).copy_from_slice(&bytes);
+        (tree.levels, bytes.len() as u64)
+    };
     Packed {
         blobs: start..stop,
         data_bytes: used as u64,
         skipped,
+        max_blob,
         layout: SlabLayout::Table,
+        tree,
+        job_bytes,
     }
 }
 

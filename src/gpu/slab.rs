@@ -10,8 +10,11 @@ use std::sync::mpsc::{channel, Receiver, TryRecvError};
 use std::time::Duration;
 
 use super::device::{gpu_failed, GpuDevice, GpuUpload};
-use super::layout::{Params, DIGEST_BYTES, ENTRY_BYTES, LOAD_BYTES, MAX_GPU_BLOB};
-use super::pack::{pack, Packed, SlabLayout};
+use super::layout::{
+    level_bytes, Params, CV_BYTES, DIGEST_BYTES, ENTRY_BYTES, JOB_BYTES, LEVEL_BYTES, LOAD_BYTES,
+    MAX_ONE_INVOCATION,
+};
+use super::pack::{pack, Packed, SlabLayout, SlabView};
 use crate::blobs::BlobSource;
 use crate::cpu::batch::Threads;
 use crate::error::{Error, ErrorKind};
@@ -28,6 +31,10 @@ const READBACK_PIECE: usize = 64 * 1024;
 const STAMPS: u32 = 4;
 const STAMP_BYTES: u64 = STAMPS as u64 * 8;
 
+/// Dispatches one slab's long blobs can need: their chunks, then a level of
+/// parents for each doubling of the longest blob's chunk count.
+const MAX_LEVELS: u64 = 1 + u32::BITS as u64;
+
 /// How big each slab is on a given device and budget.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct SlabPlan {
@@ -35,19 +42,24 @@ pub(crate) struct SlabPlan {
     pub data_bytes: u64,
     /// Blobs (table entries, digests) one slab holds.
     pub entries: u64,
+    /// Chaining value slots for the chunks of the slab's blobs over one
+    /// chunk (`tree.rs`): one per 512 bytes of data. Enough: each chunk of
+    /// a blob over 1 KiB holds more than 512 of its bytes on average.
+    pub tree_slots: u64,
 }
 
 impl SlabPlan {
     /// The smallest budget that still holds one 1 KiB blob per slab.
-    pub(crate) const MIN_BUDGET: u64 = SLABS as u64 * 4 * MAX_GPU_BLOB as u64;
+    pub(crate) const MIN_BUDGET: u64 = SLABS as u64 * 5 * MAX_ONE_INVOCATION as u64;
 
     /// Splits `budget` bytes of GPU memory over [`SLABS`] slabs, each within
     /// the device's binding, buffer and dispatch limits.
     ///
     /// A slab holds its data and table twice (staging and device copies) and
-    /// its digests twice (device and readback): half the slab's share goes
-    /// to data, half to per-blob table and digests (80 bytes per blob).
-    /// A dispatch holds at most `max_compute_workgroups_per_dimension`
+    /// its digests twice (device and readback): two fifths of the slab's
+    /// share go to data, 3/80 to the jobs (twice) and chaining values of
+    /// long blobs' trees, half to per-blob table and digests (80 bytes per
+    /// blob). A dispatch holds at most `max_compute_workgroups_per_dimension`
     /// workgroups of `workgroup_size` invocations.
     pub(crate) fn new(
         budget: u64,
@@ -66,9 +78,9 @@ impl SlabPlan {
             .max_storage_buffer_binding_size
             .min(limits.max_buffer_size);
         let load = LOAD_BYTES as u64;
-        let data_bytes = (share / 4).min(largest / 2) / load * load;
         let dispatchable =
             u64::from(limits.max_compute_workgroups_per_dimension) * u64::from(workgroup_size);
+        let data_bytes = (share / 5).min(largest / 2).min(512 * dispatchable) / load * load;
         let entries = (share / (4 * (ENTRY_BYTES + DIGEST_BYTES)))
             .min(largest / DIGEST_BYTES)
             .min(dispatchable)
@@ -76,11 +88,27 @@ impl SlabPlan {
         Ok(SlabPlan {
             data_bytes,
             entries: entries.max(1),
+            tree_slots: data_bytes / 512,
         })
     }
 
     pub(crate) fn table_bytes(self) -> u64 {
         self.entries * ENTRY_BYTES
+    }
+
+    /// Bytes of the jobs of long blobs' trees: chunks, and one parent fewer
+    /// than chunks per blob.
+    pub(crate) fn job_bytes(self) -> u64 {
+        2 * self.tree_slots * JOB_BYTES
+    }
+
+    pub(crate) fn cv_bytes(self) -> u64 {
+        self.tree_slots * CV_BYTES
+    }
+
+    /// The longest blob a slab holds; longer ones stay on the CPU.
+    pub(crate) fn max_blob(self) -> usize {
+        self.data_bytes as usize
     }
 }
 
@@ -93,15 +121,22 @@ pub(crate) struct MapWait {
 /// The buffers of one slab.
 pub(crate) struct Slab {
     plan: SlabPlan,
-    /// Mapped for packing: the table, then the data from `data_offset`.
-    /// With [`GpuUpload::Direct`] the shader reads it in place.
+    /// Mapped for packing: the table, the data from `data_offset`, the
+    /// jobs of long blobs from `jobs_offset`. With [`GpuUpload::Direct`] the
+    /// shader reads it in place.
     staging: wgpu::Buffer,
     data_offset: u64,
-    /// The device's copies of table and data, with [`GpuUpload::Copy`].
-    device_input: Option<(wgpu::Buffer, wgpu::Buffer)>,
+    jobs_offset: u64,
+    /// The device's copies of table, data and jobs, with
+    /// [`GpuUpload::Copy`].
+    device_input: Option<[wgpu::Buffer; 3]>,
     digests: wgpu::Buffer,
     readback: wgpu::Buffer,
     params: wgpu::Buffer,
+    /// One `Level` per dispatch of a long blobs' tree, `level_stride`
+    /// bytes apart (the device's dynamic offset alignment).
+    levels: wgpu::Buffer,
+    level_stride: u64,
     bind_group: wgpu::BindGroup,
     stamps: Option<(wgpu::QuerySet, wgpu::Buffer)>,
     /// `None` while the staging buffer is mapped and ready to pack.
@@ -122,23 +157,26 @@ impl Slab {
         };
         use wgpu::BufferUsages as U;
         let table_bytes = plan.table_bytes();
-        // The data's binding starts on the device's offset alignment.
-        let data_offset =
-            table_bytes.next_multiple_of(u64::from(gpu.limits.min_storage_buffer_offset_alignment));
+        // Each binding into the staging buffer starts on the device's offset
+        // alignment.
+        let align = u64::from(gpu.limits.min_storage_buffer_offset_alignment);
+        let data_offset = table_bytes.next_multiple_of(align);
+        let jobs_offset = (data_offset + plan.data_bytes).next_multiple_of(align);
         let digest_bytes = plan.entries * DIGEST_BYTES;
         let (staging_usage, device_input) = match gpu.upload {
             GpuUpload::Copy => (
                 U::MAP_WRITE | U::COPY_SRC,
-                Some((
+                Some([
                     buffer("table", table_bytes, U::STORAGE | U::COPY_DST, false),
                     buffer("data", plan.data_bytes, U::STORAGE | U::COPY_DST, false),
-                )),
+                    buffer("jobs", plan.job_bytes(), U::STORAGE | U::COPY_DST, false),
+                ]),
             ),
             GpuUpload::Direct => (U::MAP_WRITE | U::STORAGE, None),
         };
         let staging = buffer(
             "staging",
-            data_offset + plan.data_bytes,
+            jobs_offset + plan.job_bytes(),
             staging_usage,
             true,
         );
@@ -150,12 +188,21 @@ impl Slab {
             false,
         );
         let params = buffer("params", 48, U::STORAGE | U::COPY_DST, false);
-        let (table, data) = match &device_input {
-            Some((table, data)) => (whole(table), whole(data)),
-            None => (
+        let cvs = buffer("chaining values", plan.cv_bytes().max(4), U::STORAGE, false);
+        let level_stride = LEVEL_BYTES.next_multiple_of(align);
+        let levels = buffer(
+            "levels",
+            MAX_LEVELS * level_stride,
+            U::STORAGE | U::COPY_DST,
+            false,
+        );
+        let [table, data, jobs] = match &device_input {
+            Some([table, data, jobs]) => [whole(table), whole(data), whole(jobs)],
+            None => [
                 part(&staging, 0, table_bytes),
                 part(&staging, data_offset, plan.data_bytes),
-            ),
+                part(&staging, jobs_offset, plan.job_bytes()),
+            ],
         };
         let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some("blake3-batch slab"),
@@ -165,6 +212,9 @@ impl Slab {
                 entry(1, table),
                 entry(2, data),
                 entry(3, whole(&digests)),
+                entry(4, jobs),
+                entry(5, whole(&cvs)),
+                entry(6, part(&levels, 0, LEVEL_BYTES)),
             ],
         });
         let stamps = gpu.timestamp_period.map(|_| {
@@ -180,10 +230,13 @@ impl Slab {
             plan,
             staging,
             data_offset,
+            jobs_offset,
             device_input,
             digests,
             readback,
             params,
+            levels,
+            level_stride,
             bind_group,
             stamps,
             staging_map: None,
@@ -206,11 +259,13 @@ impl Slab {
     }
 
     /// Packs blobs from `start` on into the mapped staging buffer until the
-    /// slab or the batch is full ([`pack`]).
+    /// slab or the batch is full ([`pack`]); blobs over `max_blob` bytes
+    /// are left to the CPU.
     pub(crate) fn pack<S: BlobSource>(
         &mut self,
         source: &S,
         start: usize,
+        max_blob: usize,
         threads: Threads,
     ) -> Result<Packed, Error> {
         let table_bytes = self.plan.table_bytes() as usize;
@@ -218,9 +273,15 @@ impl Slab {
             .staging
             .get_mapped_range_mut(..)
             .map_err(|error| gpu_failed("packing a slab", error.to_string()))?;
-        let (table, data) = view.slice(..).split_at(self.data_offset as usize);
-        let table = table.into_slice(..table_bytes);
-        let packed = pack(source, start, self.plan, table, data, threads);
+        let (table, rest) = view.slice(..).split_at(self.data_offset as usize);
+        let (data, jobs) = rest.split_at((self.jobs_offset - self.data_offset) as usize);
+        let view_parts = SlabView {
+            table: table.into_slice(..table_bytes),
+            data,
+            jobs,
+        };
+        let max_blob = max_blob.min(self.plan.max_blob());
+        let packed = pack(source, start, self.plan, max_blob, view_parts, threads);
         drop(view);
         self.staging.unmap();
         Ok(packed)
@@ -239,6 +300,16 @@ impl Slab {
             ),
         };
         gpu.queue.write_buffer(&self.params, 0, &params.to_bytes());
+        if !packed.tree.is_empty() {
+            let mut levels = vec![0u8; packed.tree.len() * self.level_stride as usize];
+            for (at, level) in levels
+                .chunks_exact_mut(self.level_stride as usize)
+                .zip(&packed.tree)
+            {
+                at[..LEVEL_BYTES as usize].copy_from_slice(&level_bytes(level.first, level.count));
+            }
+            gpu.queue.write_buffer(&self.levels, 0, &levels);
+        }
         let mut encoder = gpu
             .device
             .create_command_encoder(&wgpu::CommandEncoderDescriptor {
@@ -250,13 +321,17 @@ impl Slab {
             }
         };
         stamp(&mut encoder, 0);
-        if let Some((table, data)) = &self.device_input {
+        if let Some([table, data, jobs]) = &self.device_input {
             if packed.layout == SlabLayout::Table {
                 encoder.copy_buffer_to_buffer(&self.staging, 0, table, 0, count * ENTRY_BYTES);
             }
             if packed.data_bytes > 0 {
                 let (from, bytes) = (self.data_offset, packed.data_bytes);
                 encoder.copy_buffer_to_buffer(&self.staging, from, data, 0, bytes);
+            }
+            if packed.job_bytes > 0 {
+                let (from, bytes) = (self.jobs_offset, packed.job_bytes);
+                encoder.copy_buffer_to_buffer(&self.staging, from, jobs, 0, bytes);
             }
         }
         {
@@ -274,10 +349,23 @@ impl Slab {
                     }
                 }),
             });
+            let workgroup = u64::from(gpu.workgroup_size);
             pass.set_pipeline(pipeline);
-            pass.set_bind_group(0, &self.bind_group, &[]);
-            let groups = count.div_ceil(u64::from(gpu.workgroup_size));
-            pass.dispatch_workgroups(groups as u32, 1, 1);
+            pass.set_bind_group(0, &self.bind_group, &[0]);
+            pass.dispatch_workgroups(count.div_ceil(workgroup) as u32, 1, 1);
+            // Blobs over one chunk: their chunks, then each level of
+            // parents, each dispatch after the one before it has finished.
+            for (height, level) in packed.tree.iter().enumerate() {
+                let pipeline = match height {
+                    0 => &gpu.chunks_pipeline,
+                    _ => &gpu.parents_pipeline,
+                };
+                let offset = height as u64 * self.level_stride;
+                pass.set_pipeline(pipeline);
+                pass.set_bind_group(0, &self.bind_group, &[offset as u32]);
+                let groups = u64::from(level.count).div_ceil(workgroup);
+                pass.dispatch_workgroups(groups as u32, 1, 1);
+            }
         }
         encoder.copy_buffer_to_buffer(&self.digests, 0, &self.readback, 0, count * DIGEST_BYTES);
         stamp(&mut encoder, 3);
@@ -320,9 +408,9 @@ impl Slab {
         let digests: &[[u8; 32]] = bytemuck::cast_slice(&view[..digest_bytes]);
         let slots = &mut out[packed.blobs.clone()];
         if packed.skipped {
-            // Blobs over 1 KiB have no GPU digest; the CPU writes theirs.
+            // Blobs left to the CPU have no GPU digest; the CPU writes theirs.
             for (offset, (slot, digest)) in slots.iter_mut().zip(digests).enumerate() {
-                if source.blob(packed.blobs.start + offset).len() <= MAX_GPU_BLOB {
+                if source.len(packed.blobs.start + offset) <= packed.max_blob {
                     *slot = *digest;
                 }
             }

@@ -103,6 +103,9 @@ pub fn engines() -> Vec<(String, Engine)> {
 /// adapter is found.
 pub const REQUIRE_GPU_ENV: &str = "B3BATCH_REQUIRE_GPU";
 
+/// The smallest GPU memory budget: slabs of 1 KiB of data and 32 entries.
+pub const SMALL_GPU_BUDGET: u64 = 15 * 1024;
+
 /// A GPU engine with this memory budget (`None`: the default), or `None`
 /// with one line on stderr when the machine has no adapter and
 /// `B3BATCH_REQUIRE_GPU=1` is not set.
@@ -125,7 +128,8 @@ pub fn gpu_engine(budget: Option<u64>) -> Option<Engine> {
 }
 
 /// [`engines`] plus, where the machine has an adapter, a GPU engine with
-/// slabs small enough (12 KiB budget: one 1 KiB blob or 25 entries a slab)
+/// slabs small enough ([`SMALL_GPU_BUDGET`]: one 1 KiB blob or 32 entries a
+/// slab)
 /// that every batch of more than a few blobs streams through several.
 ///
 /// Built once per test binary: opening a GPU device takes about 100 ms.
@@ -136,7 +140,7 @@ pub fn all_engines() -> &'static [(String, Engine)] {
         if let Some(gpu) = gpu_engine(None) {
             engines.push(("gpu".to_owned(), gpu));
         }
-        if let Some(gpu) = gpu_engine(Some(12 * 1024)) {
+        if let Some(gpu) = gpu_engine(Some(SMALL_GPU_BUDGET)) {
             engines.push(("gpu/small slabs".to_owned(), gpu));
         }
         engines
