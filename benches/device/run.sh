@@ -8,7 +8,7 @@
 #   2. the vectors, the GPU tests and the GPU-buffer tests on the card;
 #   3. the card's own figures: a plain CUDA kernel and pinned copies (CuPy);
 #   4. b3batch bench, GPU columns, 256 MiB per case: two workgroup sizes,
-#      both uploads, and 1 GiB of 1 KiB blobs;
+#      both uploads, 1 GiB of 1 KiB blobs, and blobs of 4 KiB to 1 MiB (trees);
 #   5. calibrate, then Auto against the forced choices from 1 MiB to 1 GiB
 #      (auto.sh).
 # Build here first:
@@ -50,6 +50,10 @@ B3BATCH_GPU_UPLOAD=direct timeout 60 b3batch --quiet --gpu-memory 2048 bench --b
 step bench 1 GiB of 1 KiB
 timeout 90 b3batch --quiet --gpu-memory 4096 bench --backend gpu --sizes 1024 \
     --bytes 1073741824 --reps 3 2>&1
+
+step bench blobs over 1 KiB, as trees on the card
+timeout 60 b3batch --quiet --gpu-memory 2048 bench --backend gpu --sizes 4096,65536,1048576 \
+    --bytes $big --reps 3 2>&1
 
 step calibrate and auto
 OUT="$OUT" bash "$(dirname "$0")/auto.sh" 2>&1 | grep -v "^=== done"
