@@ -11,7 +11,9 @@ use crate::consts::CHUNK_LEN;
 use crate::cpu::batch::{hash_checking, hash_one, hash_source, Threads};
 use crate::cpu::{CpuBackend, Kernel};
 use crate::error::{Error, ErrorKind};
-use crate::gpu::{self, DeviceSettings, Gpu, GpuBlobs, GpuInfo, GpuTimings, GpuUpload};
+#[cfg(feature = "gpu")]
+use crate::gpu::GpuBlobs;
+use crate::gpu::{self, DeviceSettings, Gpu, GpuInfo, GpuTimings, GpuUpload};
 use crate::mode::Mode;
 use crate::offsets::SharedCheck;
 use crate::profile::{cpu_model, profile_path};
@@ -78,7 +80,7 @@ pub struct EngineBuilder {
     gpu_memory_budget: Option<u64>,
     gpu_timeout: Option<Duration>,
     gpu_device: DeviceSettings,
-    wgpu: Option<(wgpu::Device, wgpu::Queue)>,
+    wgpu: Option<gpu::CallerDevice>,
     profile: Option<Profile>,
     profile_file: Option<std::path::PathBuf>,
 }
@@ -140,6 +142,7 @@ impl EngineBuilder {
     /// batches from host memory run. The device keeps its own error handler
     /// and device-lost callback: the engine captures the errors of its own
     /// calls.
+    #[cfg(feature = "gpu")]
     pub fn wgpu_device(mut self, device: wgpu::Device, queue: wgpu::Queue) -> Self {
         self.wgpu = Some((device, queue));
         self
@@ -190,13 +193,10 @@ impl EngineBuilder {
         let budget = self.gpu_memory_budget.unwrap_or(gpu::DEFAULT_BUDGET);
         let timeout = self.gpu_timeout.unwrap_or(gpu::DEFAULT_TIMEOUT);
         let open = || Gpu::open(budget, timeout, self.gpu_device);
-        let gpu = match self.backend {
-            _ if self.wgpu.is_some() => {
-                let (device, queue) = self.wgpu.clone().expect("checked just above");
-                Some(Gpu::adopt(device, queue, budget, timeout, self.gpu_device)?)
-            }
-            Backend::Gpu => Some(open()?),
-            Backend::Auto if profile.gpu.as_ref().is_some_and(|gpu| !gpu.software) => {
+        let gpu = match (self.wgpu.clone(), self.backend) {
+            (Some(caller), _) => Some(Gpu::adopt(caller, budget, timeout, self.gpu_device)?),
+            (None, Backend::Gpu) => Some(open()?),
+            (None, Backend::Auto) if profile.gpu.as_ref().is_some_and(|gpu| !gpu.software) => {
                 // Auto falls back to the CPU when the GPU is gone or is not
                 // the one the saved profile measured.
                 match open() {
@@ -209,7 +209,7 @@ impl EngineBuilder {
                     }
                 }
             }
-            Backend::Auto | Backend::Cpu => None,
+            (None, Backend::Auto | Backend::Cpu) => None,
         };
         let kernel = match self.cpu.map(Ok).or_else(CpuBackend::from_env) {
             Some(cpu) => Kernel::new(cpu?)?,
@@ -504,6 +504,7 @@ impl Engine {
     /// or the one given to [`EngineBuilder::wgpu_device`]), for creating
     /// buffers to hand to [`hash_gpu_blobs`](Self::hash_gpu_blobs);
     /// `None` when the engine has no GPU.
+    #[cfg(feature = "gpu")]
     pub fn wgpu_device(&self) -> Option<(&wgpu::Device, &wgpu::Queue)> {
         self.inner.gpu.as_ref().map(Gpu::wgpu)
     }
@@ -544,6 +545,7 @@ impl Engine {
     /// when the offsets decrease, run past the data or give a blob over
     /// 1 KiB; with [`ErrorKind::BackendUnavailable`] when the engine has no
     /// GPU.
+    #[cfg(feature = "gpu")]
     pub fn hash_gpu_blobs(
         &self,
         mode: Mode,
@@ -560,6 +562,7 @@ impl Engine {
 
     /// [`hash_gpu_blobs`](Self::hash_gpu_blobs) with the digests read back
     /// into `out`, one slot per blob.
+    #[cfg(feature = "gpu")]
     pub fn hash_gpu_blobs_into(
         &self,
         mode: Mode,
@@ -569,6 +572,7 @@ impl Engine {
         self.hash_buffers(mode, blobs, gpu::Digests::Host(out))
     }
 
+    #[cfg(feature = "gpu")]
     fn hash_buffers(
         &self,
         mode: Mode,

@@ -35,7 +35,9 @@ pub use blobs::Offset;
 pub use cpu::{CpuBackend, CPU_BACKEND_ENV};
 pub use engine::{Backend, Engine, EngineBuilder};
 pub use error::{Error, ErrorKind};
-pub use gpu::{gpu_adapters, GpuBlobs, GpuDeviceType, GpuInfo, GpuOffsets, GpuTimings, GpuUpload};
+pub use gpu::{gpu_adapters, GpuDeviceType, GpuInfo, GpuTimings, GpuUpload};
+#[cfg(feature = "gpu")]
+pub use gpu::{GpuBlobs, GpuOffsets};
 /// Faults injected into the GPU path by tests (debug builds only).
 #[cfg(debug_assertions)]
 #[doc(hidden)]
@@ -45,6 +47,7 @@ pub use profile::{cpu_model, profile_path, PROFILE_ENV};
 pub use scheduler::{BatchShape, Choice, CpuRates, GpuRates, Plan, Profile};
 /// The `wgpu` the GPU path is built on: its devices and buffers are what
 /// [`EngineBuilder::wgpu_device`] and [`Engine::hash_gpu_blobs`] take.
+#[cfg(feature = "gpu")]
 pub use wgpu;
 
 /// `blake3::hash` of every blob, in input order, on every core.

@@ -3,6 +3,7 @@
 //! u64 offsets that start above 0, at odd byte offsets, in a buffer larger
 //! than the data) and as records; a device the caller opened; and the
 //! errors for buffers that cannot be used as given, with nothing written.
+#![cfg(feature = "gpu")]
 
 mod common;
 

@@ -10,50 +10,13 @@ use super::layout::{
     buffer_shader, slab_shader, CHECK_PACKED_ENTRY, CHUNKS_ENTRY, DEFAULT_WORKGROUP_SIZE,
     HASH_BUFFER_RECORDS_ENTRY, HASH_PACKED_ENTRY, PARENTS_ENTRY, RECORDS_ENTRY, TABLE_ENTRY,
 };
+use super::settings::{DeviceSettings, GpuUpload};
 use crate::error::{Error, ErrorKind};
 
 /// Features that let the engine time upload, dispatch and download on the
 /// GPU itself; used when the adapter has them.
 pub(crate) const TIMESTAMP_FEATURES: wgpu::Features =
     wgpu::Features::TIMESTAMP_QUERY.union(wgpu::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS);
-
-/// The longest the engine waits for one slab before giving up with an error.
-pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
-
-/// How a batch's blobs reach the GPU's shader.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum GpuUpload {
-    /// Packed into host-visible staging memory, copied by the GPU into
-    /// device memory and read there (the default).
-    #[default]
-    Copy,
-    /// Packed into a buffer the shader reads in place, where the adapter
-    /// can map storage buffers (`MAPPABLE_PRIMARY_BUFFERS`): no copy, but
-    /// every read of the shader crosses to host memory (or to device memory
-    /// the host maps).
-    Direct,
-}
-
-impl GpuUpload {
-    /// Lower-case name, as `B3BATCH_GPU_UPLOAD` spells it.
-    pub fn name(self) -> &'static str {
-        match self {
-            GpuUpload::Copy => "copy",
-            GpuUpload::Direct => "direct",
-        }
-    }
-}
-
-/// How to open the GPU: what the engine's builder set, else the
-/// environment, else the defaults.
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct DeviceSettings {
-    pub upload: Option<GpuUpload>,
-    pub workgroup_size: Option<u32>,
-    /// A fault to inject (tests only).
-    pub fault: Option<super::GpuFault>,
-}
 
 /// The environment variable that chooses the upload (`copy` or `direct`)
 /// where the adapter allows both; `copy` by default.

@@ -24,6 +24,7 @@ pub enum GpuDeviceType {
 }
 
 impl GpuDeviceType {
+    #[cfg(feature = "gpu")]
     pub(crate) fn from_wgpu(device_type: wgpu::DeviceType) -> GpuDeviceType {
         match device_type {
             wgpu::DeviceType::DiscreteGpu => GpuDeviceType::Discrete,
@@ -68,6 +69,7 @@ pub struct GpuInfo {
     pub timestamps: bool,
 }
 
+#[cfg(feature = "gpu")]
 impl GpuInfo {
     pub(crate) fn from_adapter(adapter: &wgpu::Adapter) -> GpuInfo {
         GpuInfo::new(adapter.get_info(), &adapter.limits(), adapter.features())

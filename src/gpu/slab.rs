@@ -9,12 +9,13 @@
 use std::sync::mpsc::{channel, Receiver, TryRecvError};
 use std::time::Duration;
 
-use super::device::{gpu_failed, GpuDevice, GpuUpload};
+use super::device::{gpu_failed, GpuDevice};
 use super::layout::{
     level_bytes, Params, CV_BYTES, DIGEST_BYTES, ENTRY_BYTES, JOB_BYTES, LEVEL_BYTES, LOAD_BYTES,
     MAX_ONE_INVOCATION,
 };
 use super::pack::{pack, Packed, SlabLayout, SlabView};
+use super::settings::GpuUpload;
 use crate::blobs::BlobSource;
 use crate::cpu::batch::Threads;
 use crate::error::{Error, ErrorKind};

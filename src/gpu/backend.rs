@@ -1,0 +1,414 @@
+//! The GPU as the engine uses it: the opened device with its ring of slabs,
+//! streaming a batch from host memory through them, and hashing blobs that
+//! already live in the caller's GPU buffers.
+
+use std::collections::VecDeque;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use super::buffers::{self, GpuBlobs};
+use super::device::{self, gpu_failed, timed_out, GpuDevice};
+use super::faults::{strikes, GpuFault, GpuFaultStage as Stage, Injector};
+use super::info::{GpuInfo, GpuTimings};
+use super::layout;
+use super::pack::{self, Packed, SlabLayout};
+use super::settings::{DeviceSettings, GpuUpload};
+use super::slab::{Slab, SlabPlan, SLABS};
+use crate::blobs::BlobSource;
+use crate::cpu::batch::Threads;
+use crate::error::Error;
+use crate::mode::ModeWords;
+
+/// A device and queue the caller handed the engine.
+pub(crate) type CallerDevice = (wgpu::Device, wgpu::Queue);
+
+/// Every GPU adapter `wgpu` can see on this machine (honouring
+/// `WGPU_BACKEND`), whether or not an engine would use it.
+pub fn gpu_adapters() -> Vec<GpuInfo> {
+    device::adapters()
+}
+
+/// The opened GPU with its slabs, shared by every clone of an engine.
+pub(crate) struct Gpu {
+    device: GpuDevice,
+    plan: SlabPlan,
+    timeout: Duration,
+    /// Slabs are created on first use and kept; the lock also makes batches
+    /// from several threads take turns on the device.
+    slabs: Mutex<Vec<Slab>>,
+    /// The small buffers of calls over the caller's buffers, made at the
+    /// first; the lock also makes such calls take turns.
+    buffer_scratch: Mutex<Option<buffers::Scratch>>,
+    last_timings: Mutex<Option<GpuTimings>>,
+    /// A fault to inject (tests only; see `faults.rs`).
+    faults: Option<Injector>,
+}
+
+/// Which of a slab's stages are running.
+struct InFlight {
+    slab: usize,
+    packed: Packed,
+    /// Its place in the batch, counting from 0.
+    index: usize,
+}
+
+impl Gpu {
+    /// Opens the adapter and plans slabs within `budget` bytes.
+    pub(crate) fn open(
+        budget: u64,
+        timeout: Duration,
+        settings: DeviceSettings,
+    ) -> Result<Gpu, Error> {
+        Gpu::on(GpuDevice::open(settings)?, budget, timeout, settings)
+    }
+
+    /// Works on the caller's device and queue instead of opening one.
+    pub(crate) fn adopt(
+        (device, queue): CallerDevice,
+        budget: u64,
+        timeout: Duration,
+        settings: DeviceSettings,
+    ) -> Result<Gpu, Error> {
+        Gpu::on(
+            GpuDevice::adopt(device, queue, settings)?,
+            budget,
+            timeout,
+            settings,
+        )
+    }
+
+    /// Plans slabs within `budget` bytes on an opened device.
+    fn on(
+        device: GpuDevice,
+        budget: u64,
+        timeout: Duration,
+        settings: DeviceSettings,
+    ) -> Result<Gpu, Error> {
+        let plan = SlabPlan::new(budget, &device.limits, device.workgroup_size)?;
+        Ok(Gpu {
+            device,
+            plan,
+            timeout,
+            slabs: Mutex::new(Vec::new()),
+            buffer_scratch: Mutex::new(None),
+            last_timings: Mutex::new(None),
+            faults: settings.fault.map(Injector::new),
+        })
+    }
+
+    /// The device and queue the engine works on.
+    pub(crate) fn wgpu(&self) -> (&wgpu::Device, &wgpu::Queue) {
+        (&self.device.device, &self.device.queue)
+    }
+
+    /// How blobs reach the shader and the workgroup size, as opened.
+    pub(crate) fn settings(&self) -> (GpuUpload, u32) {
+        (self.device.upload, self.device.workgroup_size)
+    }
+
+    /// Hashes blobs that are already in GPU buffers ([`buffers::hash`]).
+    pub(crate) fn hash_buffers(
+        &self,
+        words: ModeWords,
+        blobs: GpuBlobs,
+        digests: buffers::Digests,
+    ) -> Result<(), Error> {
+        let mut held = lock(&self.buffer_scratch);
+        let scratch = held.get_or_insert_with(|| buffers::Scratch::new(&self.device));
+        let hashed = buffers::hash(&self.device, scratch, words, blobs, digests, self.timeout);
+        if hashed.is_err() {
+            // A failure may leave the status readback mapped: start afresh.
+            *held = None;
+        }
+        drop(held);
+        let timings = hashed?;
+        *lock(&self.last_timings) = Some(timings);
+        Ok(())
+    }
+
+    /// The time to move `bytes` from host memory into device memory the
+    /// way a slab's upload does, at its best: copied on `threads` into a
+    /// mapped staging buffer, then by the GPU into device memory (the
+    /// buffers exist beforehand, untimed). The bound on the end-to-end rate
+    /// of this path: where the driver places mapped memory on the card
+    /// (resizable BAR), the CPU's writes cross the bus, not the GPU's copy.
+    pub(crate) fn bus_time(&self, bytes: &[u8], threads: Threads) -> Result<Duration, Error> {
+        let gpu = &self.device;
+        let size = (bytes.len() as u64)
+            .next_multiple_of(4)
+            .clamp(4, gpu.limits.max_buffer_size);
+        let bytes = &bytes[..bytes.len().min(size as usize)];
+        let buffer = |label, usage, mapped| {
+            gpu.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(label),
+                size,
+                usage,
+                mapped_at_creation: mapped,
+            })
+        };
+        use wgpu::BufferUsages as U;
+        let staging = buffer("bus staging", U::MAP_WRITE | U::COPY_SRC, true);
+        let target = buffer("bus target", U::COPY_DST | U::STORAGE, false);
+        let started = Instant::now();
+        {
+            let mut view = staging.get_mapped_range_mut(..).map_err(|error| {
+                device::gpu_failed("filling a staging buffer", error.to_string())
+            })?;
+            pack::copy_in_pieces(bytes, view.slice(..bytes.len()), threads);
+        }
+        staging.unmap();
+        let mut encoder = gpu.device.create_command_encoder(&Default::default());
+        encoder.copy_buffer_to_buffer(&staging, 0, &target, 0, size);
+        let submission = gpu.queue.submit([encoder.finish()]);
+        gpu.wait(submission, self.timeout)?;
+        Ok(started.elapsed())
+    }
+
+    /// The adapter in use.
+    pub(crate) fn info(&self) -> &GpuInfo {
+        &self.device.info
+    }
+
+    /// Timings of the last batch that ran on the GPU.
+    pub(crate) fn last_timings(&self) -> Option<GpuTimings> {
+        lock(&self.last_timings).clone()
+    }
+
+    /// The longest blob the GPU hashes: one that fills a slab's data.
+    pub(crate) fn max_blob(&self) -> usize {
+        self.plan.max_blob()
+    }
+
+    /// Hashes the blobs of at most `max_blob` bytes (at most
+    /// [`max_blob`](Self::max_blob)) of `source` into their slots of `out`,
+    /// packing slabs on `threads`; slots of longer blobs (`cpu_blobs` of
+    /// them) are left for the caller.
+    pub(crate) fn hash<S: BlobSource>(
+        &self,
+        words: ModeWords,
+        source: &S,
+        max_blob: usize,
+        out: &mut [[u8; 32]],
+        cpu_blobs: usize,
+        threads: Threads,
+    ) -> Result<(), Error> {
+        let started = Instant::now();
+        let mut timings = GpuTimings {
+            cpu_blobs,
+            ..GpuTimings::default()
+        };
+        // A lost device fails every batch at once, with its own message.
+        self.device.check_faults()?;
+        let fault = self.faults.as_ref().and_then(Injector::for_batch);
+        let mut slabs = lock(&self.slabs);
+        let batch = Batch {
+            words,
+            source,
+            max_blob,
+        };
+        let streamed = self.stream(&mut slabs, batch, out, threads, &mut timings, fault);
+        if let Err(error) = streamed {
+            // A failed batch leaves maps half done: let the device finish
+            // what was submitted, then start the next batch afresh.
+            self.device.settle(self.timeout);
+            slabs.clear();
+            // The device's own report (a loss, a validation error) names
+            // the cause better than the operation that tripped over it.
+            return Err(self.device.check_faults().err().unwrap_or(error));
+        }
+        drop(slabs);
+        timings.gpu_blobs -= cpu_blobs;
+        timings.total = started.elapsed();
+        *lock(&self.last_timings) = Some(timings);
+        Ok(())
+    }
+
+    /// Streams the batch through the slab ring.
+    fn stream<S: BlobSource>(
+        &self,
+        slabs: &mut Vec<Slab>,
+        batch: Batch<'_, S>,
+        out: &mut [[u8; 32]],
+        threads: Threads,
+        timings: &mut GpuTimings,
+        fault: Option<GpuFault>,
+    ) -> Result<(), Error> {
+        let mut gpu_stages = self.device.timestamp_period.map(|_| [Duration::ZERO; 3]);
+        let mut in_flight: VecDeque<InFlight> = VecDeque::with_capacity(SLABS);
+        let mut next_blob = 0;
+        let mut next_slab = 0;
+        let mut submitted = 0;
+        let Batch {
+            words,
+            source,
+            max_blob,
+        } = batch;
+        let total = source.count();
+        while next_blob < total || !in_flight.is_empty() {
+            // Pack and submit while a slab is free; otherwise retire the
+            // oldest, whose readback is due first.
+            if next_blob < total && in_flight.len() < SLABS {
+                if strikes(fault, Stage::CreateBuffers, submitted) {
+                    return Err(gpu_failed(
+                        "creating a slab's buffers",
+                        "out of GPU memory (an injected fault)".to_owned(),
+                    ));
+                }
+                if slabs.len() == next_slab {
+                    slabs.push(Slab::new(&self.device, self.plan));
+                }
+                let slab = &mut slabs[next_slab];
+                let clock = Instant::now();
+                slab.ready_to_pack(&self.device, self.timeout)?;
+                timings.wait += clock.elapsed();
+                let clock = Instant::now();
+                let packed = slab.pack(source, next_blob, max_blob, threads)?;
+                timings.pack += clock.elapsed();
+                if strikes(fault, Stage::DeviceLost, submitted) {
+                    self.device.destroy();
+                }
+                if strikes(fault, Stage::Validation, submitted) {
+                    self.device.submit_invalid_command();
+                }
+                slab.submit(&self.device, &packed, words);
+                timings.slabs += 1;
+                timings.gpu_blobs += packed.blobs.len();
+                timings.bytes_uploaded += packed.data_bytes
+                    + packed.job_bytes
+                    + match packed.layout {
+                        SlabLayout::Table => packed.count() * layout::ENTRY_BYTES,
+                        SlabLayout::Records { .. } => 0,
+                    };
+                next_blob = packed.blobs.end;
+                in_flight.push_back(InFlight {
+                    slab: next_slab,
+                    packed,
+                    index: submitted,
+                });
+                submitted += 1;
+                next_slab = (next_slab + 1) % SLABS;
+            } else if let Some(done) = in_flight.pop_front() {
+                let slab = &mut slabs[done.slab];
+                let clock = Instant::now();
+                if strikes(fault, Stage::Timeout, done.index) {
+                    return Err(timed_out(self.timeout));
+                }
+                if strikes(fault, Stage::Map, done.index) {
+                    return Err(gpu_failed(
+                        "mapping the digest readback buffer",
+                        "the map failed (an injected fault)".to_owned(),
+                    ));
+                }
+                slab.ready_to_read(&self.device, self.timeout)?;
+                timings.wait += clock.elapsed();
+                let clock = Instant::now();
+                let stages = slab.read_back(&self.device, source, &done.packed, out, threads)?;
+                timings.readback += clock.elapsed();
+                if let (Some(sum), Some(stages)) = (gpu_stages.as_mut(), stages) {
+                    for (sum, stage) in sum.iter_mut().zip(stages) {
+                        *sum += stage;
+                    }
+                }
+            }
+        }
+        if let Some([upload, dispatch, download]) = gpu_stages {
+            timings.upload = Some(upload);
+            timings.dispatch = Some(dispatch);
+            timings.download = Some(download);
+        }
+        self.device.check_faults()
+    }
+
+    /// Destroys the device so that every later batch fails (device-loss
+    /// tests).
+    #[cfg(test)]
+    pub(crate) fn destroy(&self) {
+        self.device.destroy();
+    }
+}
+
+/// What one batch on the GPU hashes: the blobs of `source` of at most
+/// `max_blob` bytes, in `words`' mode.
+struct Batch<'a, S> {
+    words: ModeWords,
+    source: &'a S,
+    max_blob: usize,
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|poison| poison.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::blobs::Slices;
+    use crate::error::ErrorKind;
+    use crate::mode::Mode;
+
+    /// A GPU with small slabs, or `None` (with a line on stderr) where the
+    /// machine has no adapter and `B3BATCH_REQUIRE_GPU=1` is not set.
+    fn open_small() -> Option<Gpu> {
+        match Gpu::open(
+            64 * 1024,
+            Duration::from_secs(20),
+            DeviceSettings::default(),
+        ) {
+            Ok(gpu) => Some(gpu),
+            Err(error) => {
+                assert!(
+                    std::env::var("B3BATCH_REQUIRE_GPU").map_or(true, |value| value != "1"),
+                    "B3BATCH_REQUIRE_GPU=1 but no GPU: {error}"
+                );
+                eprintln!("skipping the GPU in this test: {error}");
+                None
+            }
+        }
+    }
+
+    fn hash(gpu: &Gpu, blobs: &[Vec<u8>]) -> Result<Vec<[u8; 32]>, Error> {
+        let words = Mode::Hash.words(|_| unreachable!("no context in Mode::Hash"));
+        let mut out = vec![[0u8; 32]; blobs.len()];
+        let max_blob = gpu.max_blob();
+        gpu.hash(words, &Slices(blobs), max_blob, &mut out, 0, Threads::One)?;
+        Ok(out)
+    }
+
+    #[test]
+    fn a_destroyed_device_fails_with_an_error_not_a_panic_or_a_hang() {
+        let Some(gpu) = open_small() else { return };
+        let blobs: Vec<Vec<u8>> = (0..500u32).map(|i| i.to_le_bytes().repeat(40)).collect();
+        let digests = hash(&gpu, &blobs).unwrap();
+        assert_eq!(digests[499], *blake3::hash(&blobs[499]).as_bytes());
+        gpu.destroy();
+        let error = hash(&gpu, &blobs).expect_err("a destroyed device cannot hash");
+        assert!(matches!(error.kind(), ErrorKind::Gpu { .. }), "{error}");
+        // And again: the failed batch left nothing behind that hangs.
+        let error = hash(&gpu, &blobs).expect_err("still destroyed");
+        assert!(matches!(error.kind(), ErrorKind::Gpu { .. }), "{error}");
+    }
+
+    #[test]
+    fn slab_plans_respect_the_budget_and_the_limits() {
+        let limits = wgpu::Limits::default();
+        let wg = layout::DEFAULT_WORKGROUP_SIZE;
+        let plan = SlabPlan::new(SlabPlan::MIN_BUDGET, &limits, wg).unwrap();
+        assert!(plan.data_bytes >= layout::MAX_ONE_INVOCATION as u64 && plan.entries >= 1);
+        let plan = SlabPlan::new(64 << 30, &limits, wg).unwrap();
+        assert!(plan.data_bytes <= limits.max_storage_buffer_binding_size);
+        assert!(
+            plan.entries <= u64::from(limits.max_compute_workgroups_per_dimension) * u64::from(wg)
+        );
+        assert!(plan.entries * layout::DIGEST_BYTES <= limits.max_storage_buffer_binding_size);
+        for budget in [SlabPlan::MIN_BUDGET, 1 << 20, 256 << 20] {
+            let plan = SlabPlan::new(budget, &limits, wg).unwrap();
+            let per_slab = 2 * (plan.data_bytes + plan.entries * layout::ENTRY_BYTES)
+                + 2 * plan.entries * layout::DIGEST_BYTES
+                + 2 * plan.job_bytes()
+                + plan.cv_bytes();
+            assert!(per_slab * SLABS as u64 <= budget, "{budget}: {plan:?}");
+        }
+        let error = SlabPlan::new(SlabPlan::MIN_BUDGET - 1, &limits, wg).unwrap_err();
+        assert!(matches!(error.kind(), ErrorKind::GpuMemoryBudget { .. }));
+    }
+}
