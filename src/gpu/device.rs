@@ -199,32 +199,17 @@ impl GpuDevice {
         // The slab's parameters are a storage buffer, not a uniform: Mesa's
         // lavapipe compiles a shader variant for the values of uniforms that
         // steer loops (the records' length), which cost every slab of
-        // records 4 to 10 ms there.
+        // records 4 to 10 ms there. Each binding: its type, and whether it
+        // takes a dynamic offset.
+        let read = (storage(true), false);
+        let write = (storage(false), false);
         // The slab's bindings (`shaders/slabs.wgsl`); the last, the level of
         // a long blob's tree one dispatch works on, moves per dispatch.
         let bind_layout = layout_of(
             &device,
-            &[
-                (storage(true), false),
-                (storage(true), false),
-                (storage(true), false),
-                (storage(false), false),
-                (storage(true), false),
-                (storage(false), false),
-                (storage(true), true),
-            ],
+            &[read, read, read, write, read, write, (storage(true), true)],
         );
-        let buffer_layout = layout_of(
-            &device,
-            &[
-                (storage(true), false),
-                (storage(true), false),
-                (storage(true), false),
-                (storage(false), false),
-                (storage(false), false),
-                (storage(true), false),
-            ],
-        );
+        let buffer_layout = layout_of(&device, &[read, read, read, write, write, read]);
         let constants = [("workgroup_size", f64::from(workgroup_size))];
         let pipelines = |source: String, layout: &wgpu::BindGroupLayout, entries: &[&str]| {
             let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
