@@ -69,6 +69,8 @@ struct Inner {
     gpu: Option<Gpu>,
     /// The rates [`Backend::Auto`] plans with.
     profile: Profile,
+    /// The GPU's share of every batch, instead of the plan's.
+    gpu_share: Option<f64>,
 }
 
 /// Settings for an [`Engine`]; see [`Engine::builder`].
@@ -83,6 +85,7 @@ pub struct EngineBuilder {
     wgpu: Option<gpu::CallerDevice>,
     profile: Option<Profile>,
     profile_file: Option<std::path::PathBuf>,
+    gpu_share: Option<f64>,
 }
 
 impl EngineBuilder {
@@ -179,6 +182,19 @@ impl EngineBuilder {
         self
     }
 
+    /// Splits every batch at this share instead of the cost model's choice
+    /// ([`Backend::Auto`] only): the first `share` of the batch's blobs go
+    /// to the GPU, the rest to the CPU, both at once; `0.0` keeps batches
+    /// on the CPU, `1.0` sends them to the GPU (its blobs over 1 KiB to the
+    /// CPU beside it). For harnesses that measure the split, and callers
+    /// who know their best one. The engine opens the GPU as for
+    /// [`Backend::Gpu`]; [`build`](Self::build) fails without one, or when
+    /// `share` is not a number from 0 to 1.
+    pub fn gpu_share(mut self, share: f64) -> Self {
+        self.gpu_share = Some(share);
+        self
+    }
+
     /// Checks the settings, detects the CPU, starts the threads, loads the
     /// profile and, for [`Backend::Gpu`] (or [`Backend::Auto`] with a
     /// profile whose GPU is worth using), opens the adapter and compiles the
@@ -193,9 +209,24 @@ impl EngineBuilder {
         let budget = self.gpu_memory_budget.unwrap_or(gpu::DEFAULT_BUDGET);
         let timeout = self.gpu_timeout.unwrap_or(gpu::DEFAULT_TIMEOUT);
         let open = || Gpu::open(budget, timeout, self.gpu_device);
+        if let Some(share) = self.gpu_share {
+            let reason = if self.backend != Backend::Auto {
+                "the share replaces Backend::Auto's choice: use it with Backend::Auto"
+            } else if !(0.0..=1.0).contains(&share) {
+                "give a number from 0 to 1"
+            } else {
+                ""
+            };
+            if !reason.is_empty() {
+                let share = share.to_string();
+                let reason = reason.to_owned();
+                return Err(ErrorKind::GpuShare { share, reason }.into());
+            }
+        }
         let gpu = match (self.wgpu.clone(), self.backend) {
             (Some(caller), _) => Some(Gpu::adopt(caller, budget, timeout, self.gpu_device)?),
             (None, Backend::Gpu) => Some(open()?),
+            (None, Backend::Auto) if self.gpu_share.is_some() => Some(open()?),
             (None, Backend::Auto) if profile.gpu.as_ref().is_some_and(|gpu| !gpu.software) => {
                 // Auto falls back to the CPU when the GPU is gone or is not
                 // the one the saved profile measured.
@@ -237,6 +268,7 @@ impl EngineBuilder {
         if let Some(inner) = Arc::get_mut(&mut engine.inner) {
             inner.gpu = gpu;
             inner.profile = profile;
+            inner.gpu_share = self.gpu_share;
         }
         Ok(engine)
     }
@@ -257,6 +289,7 @@ impl Engine {
                 pool,
                 gpu: None,
                 profile: Profile::conservative(cpu_model()),
+                gpu_share: None,
             }),
         }
     }
@@ -463,10 +496,15 @@ impl Engine {
         if self.inner.backend == Backend::Gpu {
             return self.run_gpu(gpu, mode, source, out, LongBlobs::OnGpu);
         }
-        let shape = self.shape_of(source);
-        let plan = scheduler::plan(&shape, &self.inner.profile, self.inner.threads);
+        let choice = match self.inner.gpu_share {
+            Some(share) => forced_split(share, source.count()),
+            None => {
+                let shape = self.shape_of(source);
+                scheduler::plan(&shape, &self.inner.profile, self.inner.threads).choice
+            }
+        };
         // Auto never fails on a GPU error: the CPU redoes that part.
-        match plan.choice {
+        match choice {
             Choice::Cpu => self.run_cpu(mode, source, out),
             Choice::Gpu => {
                 if self
@@ -722,6 +760,16 @@ enum LongBlobs {
     /// Onto the CPU beside the GPU, as `Auto`'s plans assume (its profile
     /// has no GPU rate for them).
     OnCpu,
+}
+
+/// The choice that sends the first `share` of `count` blobs to the GPU.
+fn forced_split(share: f64, count: usize) -> Choice {
+    let gpu_blobs = ((share * count as f64).round() as usize).min(count);
+    match gpu_blobs {
+        0 => Choice::Cpu,
+        all if all == count => Choice::Gpu,
+        gpu_blobs => Choice::Split { gpu_blobs },
+    }
 }
 
 fn into_hashes(digests: Vec<[u8; 32]>) -> Vec<Hash> {

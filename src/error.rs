@@ -124,6 +124,16 @@ pub enum ErrorKind {
         /// What is wrong, and what to change.
         reason: String,
     },
+    /// [`EngineBuilder::gpu_share`](crate::EngineBuilder::gpu_share) was
+    /// given a value that is not a share, or with a backend other than
+    /// [`Backend::Auto`](crate::Backend::Auto).
+    #[error("gpu_share({share}): {reason}")]
+    GpuShare {
+        /// The share asked for.
+        share: String,
+        /// What is wrong, and what to change.
+        reason: String,
+    },
     /// A profile file could not be read, parsed or written.
     #[error("profile {}: {reason}", path.display())]
     Profile {

@@ -415,6 +415,8 @@ fn uploads_and_workgroup_sizes() {
         (GpuUpload::Copy, 256),
         (GpuUpload::Direct, 64),
         (GpuUpload::Direct, 128),
+        (GpuUpload::Host, 64),
+        (GpuUpload::Host, 256),
     ] {
         let built = Engine::builder()
             .backend(Backend::Gpu)
@@ -456,5 +458,55 @@ fn uploads_and_workgroup_sizes() {
                 && error.to_string().contains("power of two"),
             "{size}: {error}"
         );
+    }
+}
+
+/// `gpu_share` sends that share of every batch to the GPU and the rest to
+/// the CPU at once, whatever the profile says; a value that is not a share,
+/// or a backend other than Auto, is an error that says so.
+#[test]
+fn a_forced_share_splits_every_batch() {
+    for (backend, share, says) in [
+        (Backend::Auto, 1.5, "from 0 to 1"),
+        (Backend::Auto, -0.1, "from 0 to 1"),
+        (Backend::Auto, f64::NAN, "from 0 to 1"),
+        (Backend::Cpu, 0.5, "Backend::Auto"),
+        (Backend::Gpu, 0.5, "Backend::Auto"),
+    ] {
+        let error = Engine::builder()
+            .backend(backend)
+            .gpu_share(share)
+            .build()
+            .unwrap_err();
+        assert!(
+            matches!(error.kind(), ErrorKind::GpuShare { .. }) && error.to_string().contains(says),
+            "{backend:?}, {share}: {error}"
+        );
+    }
+    if gpu_engine(None).is_none() {
+        return;
+    }
+    // One blob in 50 over 1 KiB: those stay on the CPU beside the GPU.
+    let batch = blobs(4000, |i| if i % 50 == 7 { 3000 + i } else { i % 1025 });
+    let long = batch.iter().filter(|blob| blob.len() > 1024).count();
+    for (share, gpu_blobs) in [(0.0, None), (0.37, Some(1480)), (1.0, Some(4000))] {
+        let engine = Engine::builder()
+            .backend(Backend::Auto)
+            .threads(2)
+            .gpu_memory_budget(1 << 20)
+            .gpu_share(share)
+            .build()
+            .unwrap();
+        check(&engine, Mode::Hash, &batch, &format!("share {share}"));
+        let timings = engine.last_gpu_timings();
+        match gpu_blobs {
+            None => assert!(timings.is_none(), "{timings:?}"),
+            Some(count) => {
+                let timings = timings.unwrap();
+                let long_in_part = batch[..count].iter().filter(|b| b.len() > 1024).count();
+                assert_eq!(timings.gpu_blobs + long_in_part, count, "{timings:?}");
+                assert!(long_in_part <= long);
+            }
+        }
     }
 }

@@ -6,9 +6,12 @@ use std::collections::VecDeque;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use wgpu::WriteOnly;
+
 use super::buffers::{self, GpuBlobs};
 use super::device::{self, gpu_failed, timed_out, GpuDevice};
 use super::faults::{strikes, GpuFault, GpuFaultStage as Stage, Injector};
+use super::host_memory::HostBuffer;
 use super::info::{GpuInfo, GpuTimings};
 use super::layout;
 use super::pack::{self, Packed, SlabLayout};
@@ -128,10 +131,11 @@ impl Gpu {
 
     /// The time to move `bytes` from host memory into device memory the
     /// way a slab's upload does, at its best: copied on `threads` into a
-    /// mapped staging buffer, then by the GPU into device memory (the
-    /// buffers exist beforehand, untimed). The bound on the end-to-end rate
-    /// of this path: where the driver places mapped memory on the card
-    /// (resizable BAR), the CPU's writes cross the bus, not the GPU's copy.
+    /// staging buffer (mapped, or in host memory with [`GpuUpload::Host`]),
+    /// then by the GPU into device memory (the buffers exist beforehand,
+    /// untimed). The bound on the end-to-end rate of this path: where the
+    /// driver places mapped memory on the card (resizable BAR), the CPU's
+    /// writes cross the bus, not the GPU's copy.
     pub(crate) fn bus_time(&self, bytes: &[u8], threads: Threads) -> Result<Duration, Error> {
         let gpu = &self.device;
         let size = (bytes.len() as u64)
@@ -147,18 +151,38 @@ impl Gpu {
             })
         };
         use wgpu::BufferUsages as U;
-        let staging = buffer("bus staging", U::MAP_WRITE | U::COPY_SRC, true);
         let target = buffer("bus target", U::COPY_DST | U::STORAGE, false);
-        let started = Instant::now();
-        {
-            let mut view = staging.get_mapped_range_mut(..).map_err(|error| {
-                device::gpu_failed("filling a staging buffer", error.to_string())
-            })?;
-            pack::copy_in_pieces(bytes, view.slice(..bytes.len()), threads);
-        }
-        staging.unmap();
         let mut encoder = gpu.device.create_command_encoder(&Default::default());
-        encoder.copy_buffer_to_buffer(&staging, 0, &target, 0, size);
+        let started;
+        // Both outlive the copy's submission.
+        let mut host_staging: Option<HostBuffer> = None;
+        let mut mapped_staging: Option<wgpu::Buffer> = None;
+        if gpu.upload == GpuUpload::Host {
+            let staging = HostBuffer::new(&gpu.device, "bus staging", size)
+                .map_err(|why| gpu_failed("creating a host staging buffer", why))?;
+            let staging = host_staging.insert(staging);
+            started = Instant::now();
+            // SAFETY: the buffer is new; no command has used it.
+            let memory = unsafe { staging.bytes_mut() };
+            pack::copy_in_pieces(
+                bytes,
+                WriteOnly::from_mut(&mut memory[..bytes.len()]),
+                threads,
+            );
+            encoder.copy_buffer_to_buffer(staging.buffer(), 0, &target, 0, size);
+        } else {
+            let staging =
+                mapped_staging.insert(buffer("bus staging", U::MAP_WRITE | U::COPY_SRC, true));
+            started = Instant::now();
+            {
+                let mut view = staging.get_mapped_range_mut(..).map_err(|error| {
+                    device::gpu_failed("filling a staging buffer", error.to_string())
+                })?;
+                pack::copy_in_pieces(bytes, view.slice(..bytes.len()), threads);
+            }
+            staging.unmap();
+            encoder.copy_buffer_to_buffer(&staging, 0, &target, 0, size);
+        }
         let submission = gpu.queue.submit([encoder.finish()]);
         gpu.wait(submission, self.timeout)?;
         Ok(started.elapsed())
@@ -255,7 +279,7 @@ impl Gpu {
                     ));
                 }
                 if slabs.len() == next_slab {
-                    slabs.push(Slab::new(&self.device, self.plan));
+                    slabs.push(Slab::new(&self.device, self.plan)?);
                 }
                 let slab = &mut slabs[next_slab];
                 let clock = Instant::now();

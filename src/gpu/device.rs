@@ -18,8 +18,8 @@ use crate::error::{Error, ErrorKind};
 pub(crate) const TIMESTAMP_FEATURES: wgpu::Features =
     wgpu::Features::TIMESTAMP_QUERY.union(wgpu::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS);
 
-/// The environment variable that chooses the upload (`copy` or `direct`)
-/// where the adapter allows both; `copy` by default.
+/// The environment variable that chooses the upload (`copy`, `direct` or
+/// `host`) where the adapter allows it; `copy` by default.
 pub(crate) const UPLOAD_ENV: &str = "B3BATCH_GPU_UPLOAD";
 
 /// The environment variable that sets the shader's workgroup size (a power
@@ -142,7 +142,7 @@ impl GpuDevice {
         // wgpu's portable default of 128 MiB.
         let limits = adapter.limits();
         let timestamps = adapter.features().contains(TIMESTAMP_FEATURES);
-        let upload = upload(settings.upload, adapter.features())?;
+        let upload = upload(settings.upload, adapter.features(), &info)?;
         let mut features = wgpu::Features::empty();
         if timestamps {
             features |= TIMESTAMP_FEATURES;
@@ -192,7 +192,7 @@ impl GpuDevice {
     ) -> Result<GpuDevice, Error> {
         let limits = device.limits();
         let workgroup_size = workgroup_size(settings.workgroup_size, &limits)?;
-        let upload = upload(settings.upload, device.features())?;
+        let upload = upload(settings.upload, device.features(), &info)?;
         let timestamps = device.features().contains(TIMESTAMP_FEATURES);
         let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
         let storage = |read_only| wgpu::BufferBindingType::Storage { read_only };
@@ -380,15 +380,20 @@ fn workgroup_size(asked: Option<u32>, limits: &wgpu::Limits) -> Result<u32, Erro
 
 /// The upload the builder or `B3BATCH_GPU_UPLOAD` asks for, or
 /// [`GpuUpload::Copy`]; an error if the adapter cannot do it.
-fn upload(asked: Option<GpuUpload>, features: wgpu::Features) -> Result<GpuUpload, Error> {
+fn upload(
+    asked: Option<GpuUpload>,
+    features: wgpu::Features,
+    info: &GpuInfo,
+) -> Result<GpuUpload, Error> {
     let (upload, from) = match (asked, std::env::var(UPLOAD_ENV)) {
         (Some(upload), _) => (upload, "EngineBuilder::gpu_upload".to_owned()),
         (None, Ok(value)) => match value.trim() {
             "copy" => (GpuUpload::Copy, String::new()),
             "direct" => (GpuUpload::Direct, format!("{UPLOAD_ENV}={value}")),
+            "host" => (GpuUpload::Host, format!("{UPLOAD_ENV}={value}")),
             other => {
                 return Err(unavailable(format!(
-                    "{UPLOAD_ENV}={other} names no upload; use copy or direct"
+                    "{UPLOAD_ENV}={other} names no upload; use copy, direct or host"
                 )))
             }
         },
@@ -398,6 +403,13 @@ fn upload(asked: Option<GpuUpload>, features: wgpu::Features) -> Result<GpuUploa
         return Err(unavailable(format!(
             "{from} asks for the direct upload, but this adapter cannot map storage \
              buffers (MAPPABLE_PRIMARY_BUFFERS); use GpuUpload::Copy"
+        )));
+    }
+    if upload == GpuUpload::Host && info.api != "Vulkan" {
+        return Err(unavailable(format!(
+            "{from} asks for the host upload, which needs the Vulkan backend, but the \
+             adapter runs on {}; use GpuUpload::Copy or WGPU_BACKEND=vulkan",
+            info.api
         )));
     }
     Ok(upload)

@@ -19,6 +19,12 @@ pub enum GpuUpload {
     /// every read of the shader crosses to host memory (or to device memory
     /// the host maps).
     Direct,
+    /// Packed into staging buffers in the host's own memory, which the
+    /// GPU's copy engine pulls into device memory (Vulkan only): the
+    /// packing writes cached memory instead of storing every byte across
+    /// the bus into the card's mapped memory, as [`GpuUpload::Copy`] does
+    /// where the card has a resizable BAR.
+    Host,
 }
 
 impl GpuUpload {
@@ -27,6 +33,7 @@ impl GpuUpload {
         match self {
             GpuUpload::Copy => "copy",
             GpuUpload::Direct => "direct",
+            GpuUpload::Host => "host",
         }
     }
 }

@@ -4,12 +4,16 @@
 //!
 //! A slab's life: packed (staging mapped) → submitted (copies in, dispatch,
 //! copy out) → read back (readback mapped) → packed again once its staging
-//! buffer is mapped anew. The stream keeps several slabs at different steps.
+//! buffer is mapped anew (or, in host memory, once the GPU has copied it).
+//! The stream keeps several slabs at different steps.
 
 use std::sync::mpsc::{channel, Receiver, TryRecvError};
 use std::time::Duration;
 
+use wgpu::WriteOnly;
+
 use super::device::{gpu_failed, GpuDevice};
+use super::host_memory::HostBuffer;
 use super::layout::{
     level_bytes, Params, CV_BYTES, DIGEST_BYTES, ENTRY_BYTES, JOB_BYTES, LEVEL_BYTES, LOAD_BYTES,
     MAX_ONE_INVOCATION,
@@ -119,13 +123,37 @@ pub(crate) struct MapWait {
     done: Receiver<Result<(), wgpu::BufferAsyncError>>,
 }
 
+/// Where a slab is packed: the table, the data from `data_offset`, the
+/// jobs of long blobs from `jobs_offset`.
+enum Staging {
+    /// A buffer `wgpu` maps again after every use ([`GpuUpload::Copy`];
+    /// with [`GpuUpload::Direct`] the shader reads it in place). `map` is
+    /// `None` while it is mapped and ready to pack.
+    Mapped {
+        buffer: wgpu::Buffer,
+        map: Option<MapWait>,
+    },
+    /// Host memory mapped for good ([`GpuUpload::Host`]); `busy` until the
+    /// submission that copies it has finished.
+    Host {
+        memory: HostBuffer,
+        busy: Option<wgpu::SubmissionIndex>,
+    },
+}
+
+impl Staging {
+    fn buffer(&self) -> &wgpu::Buffer {
+        match self {
+            Staging::Mapped { buffer, .. } => buffer,
+            Staging::Host { memory, .. } => memory.buffer(),
+        }
+    }
+}
+
 /// The buffers of one slab.
 pub(crate) struct Slab {
     plan: SlabPlan,
-    /// Mapped for packing: the table, the data from `data_offset`, the
-    /// jobs of long blobs from `jobs_offset`. With [`GpuUpload::Direct`] the
-    /// shader reads it in place.
-    staging: wgpu::Buffer,
+    staging: Staging,
     data_offset: u64,
     jobs_offset: u64,
     /// The device's copies of table, data and jobs, with
@@ -140,13 +168,11 @@ pub(crate) struct Slab {
     level_stride: u64,
     bind_group: wgpu::BindGroup,
     stamps: Option<(wgpu::QuerySet, wgpu::Buffer)>,
-    /// `None` while the staging buffer is mapped and ready to pack.
-    staging_map: Option<MapWait>,
     readback_map: Option<MapWait>,
 }
 
 impl Slab {
-    pub(crate) fn new(gpu: &GpuDevice, plan: SlabPlan) -> Slab {
+    pub(crate) fn new(gpu: &GpuDevice, plan: SlabPlan) -> Result<Slab, Error> {
         let device = &gpu.device;
         let buffer = |label: &str, size: u64, usage: wgpu::BufferUsages, mapped: bool| {
             device.create_buffer(&wgpu::BufferDescriptor {
@@ -164,23 +190,28 @@ impl Slab {
         let data_offset = table_bytes.next_multiple_of(align);
         let jobs_offset = (data_offset + plan.data_bytes).next_multiple_of(align);
         let digest_bytes = plan.entries * DIGEST_BYTES;
-        let (staging_usage, device_input) = match gpu.upload {
-            GpuUpload::Copy => (
-                U::MAP_WRITE | U::COPY_SRC,
-                Some([
-                    buffer("table", table_bytes, U::STORAGE | U::COPY_DST, false),
-                    buffer("data", plan.data_bytes, U::STORAGE | U::COPY_DST, false),
-                    buffer("jobs", plan.job_bytes(), U::STORAGE | U::COPY_DST, false),
-                ]),
-            ),
-            GpuUpload::Direct => (U::MAP_WRITE | U::STORAGE, None),
+        let staging_bytes = jobs_offset + plan.job_bytes();
+        let device_input = || {
+            Some([
+                buffer("table", table_bytes, U::STORAGE | U::COPY_DST, false),
+                buffer("data", plan.data_bytes, U::STORAGE | U::COPY_DST, false),
+                buffer("jobs", plan.job_bytes(), U::STORAGE | U::COPY_DST, false),
+            ])
         };
-        let staging = buffer(
-            "staging",
-            jobs_offset + plan.job_bytes(),
-            staging_usage,
-            true,
-        );
+        let mapped = |usage| Staging::Mapped {
+            buffer: buffer("staging", staging_bytes, usage, true),
+            map: None,
+        };
+        let (staging, device_input) = match gpu.upload {
+            GpuUpload::Copy => (mapped(U::MAP_WRITE | U::COPY_SRC), device_input()),
+            GpuUpload::Direct => (mapped(U::MAP_WRITE | U::STORAGE), None),
+            GpuUpload::Host => {
+                let memory = HostBuffer::new(device, "host staging", staging_bytes)
+                    .map_err(|why| gpu_failed("creating a slab's host staging buffer", why))?;
+                let staging = Staging::Host { memory, busy: None };
+                (staging, device_input())
+            }
+        };
         let digests = buffer("digests", digest_bytes, U::STORAGE | U::COPY_SRC, false);
         let readback = buffer(
             "readback",
@@ -200,9 +231,9 @@ impl Slab {
         let [table, data, jobs] = match &device_input {
             Some([table, data, jobs]) => [whole(table), whole(data), whole(jobs)],
             None => [
-                part(&staging, 0, table_bytes),
-                part(&staging, data_offset, plan.data_bytes),
-                part(&staging, jobs_offset, plan.job_bytes()),
+                part(staging.buffer(), 0, table_bytes),
+                part(staging.buffer(), data_offset, plan.data_bytes),
+                part(staging.buffer(), jobs_offset, plan.job_bytes()),
             ],
         };
         let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
@@ -227,7 +258,7 @@ impl Slab {
             let resolve = buffer("stamps", STAMP_BYTES, U::QUERY_RESOLVE | U::COPY_SRC, false);
             (set, resolve)
         });
-        Slab {
+        Ok(Slab {
             plan,
             staging,
             data_offset,
@@ -240,23 +271,30 @@ impl Slab {
             level_stride,
             bind_group,
             stamps,
-            staging_map: None,
             readback_map: None,
-        }
+        })
     }
 
-    /// Waits until the staging buffer is mapped again after its last use.
+    /// Waits until the staging buffer can be packed again after its last
+    /// use: mapped anew, or in host memory, copied by the GPU.
     pub(crate) fn ready_to_pack(
         &mut self,
         gpu: &GpuDevice,
         timeout: Duration,
     ) -> Result<(), Error> {
-        finish_map(
-            gpu,
-            self.staging_map.take(),
-            timeout,
-            "mapping a staging buffer",
-        )
+        match &mut self.staging {
+            Staging::Mapped { map, .. } => {
+                finish_map(gpu, map.take(), timeout, "mapping a staging buffer")
+            }
+            Staging::Host { busy, .. } => match busy.clone() {
+                Some(submission) => {
+                    gpu.wait(submission, timeout)?;
+                    *busy = None;
+                    Ok(())
+                }
+                None => Ok(()),
+            },
+        }
     }
 
     /// Packs blobs from `start` on into the mapped staging buffer until the
@@ -270,22 +308,47 @@ impl Slab {
         threads: Threads,
     ) -> Result<Packed, Error> {
         let table_bytes = self.plan.table_bytes() as usize;
-        let mut view = self
-            .staging
-            .get_mapped_range_mut(..)
-            .map_err(|error| gpu_failed("packing a slab", error.to_string()))?;
-        let (table, rest) = view.slice(..).split_at(self.data_offset as usize);
-        let (data, jobs) = rest.split_at((self.jobs_offset - self.data_offset) as usize);
-        let view_parts = SlabView {
-            table: table.into_slice(..table_bytes),
-            data,
-            jobs,
-        };
-        let max_blob = max_blob.min(self.plan.max_blob());
-        let packed = pack(source, start, self.plan, max_blob, view_parts, threads);
-        drop(view);
-        self.staging.unmap();
-        Ok(packed)
+        let (data_offset, jobs_offset) = (self.data_offset as usize, self.jobs_offset as usize);
+        let parts = |whole| parts(whole, table_bytes, data_offset, jobs_offset);
+        let (plan, max_blob) = (self.plan, max_blob.min(self.plan.max_blob()));
+        match &mut self.staging {
+            Staging::Mapped { buffer, map } => {
+                if map.is_some() {
+                    return Err(gpu_failed(
+                        "packing a slab",
+                        "its buffer is not mapped".into(),
+                    ));
+                }
+                let mut view = buffer
+                    .get_mapped_range_mut(..)
+                    .map_err(|error| gpu_failed("packing a slab", error.to_string()))?;
+                let packed = pack(
+                    source,
+                    start,
+                    plan,
+                    max_blob,
+                    parts(view.slice(..)),
+                    threads,
+                );
+                drop(view);
+                buffer.unmap();
+                Ok(packed)
+            }
+            Staging::Host { memory, busy } => {
+                if busy.is_some() {
+                    return Err(gpu_failed(
+                        "packing a slab",
+                        "the GPU may be copying it".into(),
+                    ));
+                }
+                // SAFETY: the last submission that copied this buffer has
+                // finished (`ready_to_pack` waited for it and cleared
+                // `busy`), and none since used it.
+                let bytes = unsafe { memory.bytes_mut() };
+                let whole = WriteOnly::from_mut(bytes);
+                Ok(pack(source, start, plan, max_blob, parts(whole), threads))
+            }
+        }
     }
 
     /// Records and submits upload, dispatch and download for a packed slab,
@@ -323,16 +386,17 @@ impl Slab {
         };
         stamp(&mut encoder, 0);
         if let Some([table, data, jobs]) = &self.device_input {
+            let staging = self.staging.buffer();
             if packed.layout == SlabLayout::Table {
-                encoder.copy_buffer_to_buffer(&self.staging, 0, table, 0, count * ENTRY_BYTES);
+                encoder.copy_buffer_to_buffer(staging, 0, table, 0, count * ENTRY_BYTES);
             }
             if packed.data_bytes > 0 {
                 let (from, bytes) = (self.data_offset, packed.data_bytes);
-                encoder.copy_buffer_to_buffer(&self.staging, from, data, 0, bytes);
+                encoder.copy_buffer_to_buffer(staging, from, data, 0, bytes);
             }
             if packed.job_bytes > 0 {
                 let (from, bytes) = (self.jobs_offset, packed.job_bytes);
-                encoder.copy_buffer_to_buffer(&self.staging, from, jobs, 0, bytes);
+                encoder.copy_buffer_to_buffer(staging, from, jobs, 0, bytes);
             }
         }
         {
@@ -377,7 +441,12 @@ impl Slab {
         }
         let submission = gpu.queue.submit([encoder.finish()]);
         self.readback_map = Some(map(&self.readback, wgpu::MapMode::Read, submission.clone()));
-        self.staging_map = Some(map(&self.staging, wgpu::MapMode::Write, submission));
+        match &mut self.staging {
+            Staging::Mapped { buffer, map: wait } => {
+                *wait = Some(map(buffer, wgpu::MapMode::Write, submission));
+            }
+            Staging::Host { busy, .. } => *busy = Some(submission),
+        }
     }
 
     /// Waits until the slab's digests are mapped for reading.
@@ -439,6 +508,22 @@ impl Slab {
         drop(view);
         self.readback.unmap();
         Ok(stages)
+    }
+}
+
+/// The table, data and jobs of a slab's whole staging memory.
+fn parts(
+    whole: WriteOnly<'_, [u8]>,
+    table_bytes: usize,
+    data_offset: usize,
+    jobs_offset: usize,
+) -> SlabView<'_> {
+    let (table, rest) = whole.split_at(data_offset);
+    let (data, jobs) = rest.split_at(jobs_offset - data_offset);
+    SlabView {
+        table: table.into_slice(..table_bytes),
+        data,
+        jobs,
     }
 }
 

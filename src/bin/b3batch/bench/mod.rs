@@ -112,6 +112,46 @@ fn contestants(global: &GlobalArgs) -> Result<(Vec<Contestant>, Option<Engine>),
     Ok((list, gpu))
 }
 
+/// With `--backend auto` and a GPU: an engine that splits every batch of
+/// the case between the GPU and the widest CPU column in proportion to
+/// their rates just measured, to compare with the sum of the two.
+fn split_contestant(
+    global: &GlobalArgs,
+    results: &[Measurement],
+) -> Result<Option<Contestant>, String> {
+    if global.backend != BackendArg::Auto {
+        return Ok(None);
+    }
+    let rate = |name: &str| {
+        results
+            .iter()
+            .find(|result| result.contestant == name)
+            .map(|result| result.gb_per_sec)
+    };
+    let widest = results
+        .iter()
+        .filter_map(|result| {
+            let threads = result.contestant.strip_prefix("cpu ")?.strip_suffix('t')?;
+            threads.parse::<usize>().ok()
+        })
+        .max();
+    let (Some(gpu), Some(threads)) = (rate("gpu"), widest) else {
+        return Ok(None);
+    };
+    let cpu = rate(&format!("cpu {threads}t")).unwrap_or(0.0);
+    let share = gpu / (gpu + cpu);
+    if !share.is_finite() {
+        return Ok(None);
+    }
+    let engine = global
+        .builder(Backend::Auto)
+        .threads(threads)
+        .gpu_share(share)
+        .build()
+        .map_err(|error| error.to_string())?;
+    Ok(Some(Contestant::Engine("split".to_owned(), engine)))
+}
+
 /// Runs the benchmark and writes what was asked for.
 pub fn run(args: &BenchArgs, global: &GlobalArgs) -> Result<(), String> {
     let (contestants, gpu) = contestants(global)?;
@@ -167,6 +207,9 @@ pub fn run(args: &BenchArgs, global: &GlobalArgs) -> Result<(), String> {
                 }
             }
             results.push(measure_bus(gpu, &case, args.reps)?);
+        }
+        if let Some(split) = split_contestant(global, &results)? {
+            results.push(measure(&split, &case, args.warmup, args.reps, args.inject_fault)?.0);
         }
         let baseline = results
             .iter()

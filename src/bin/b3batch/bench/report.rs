@@ -137,6 +137,23 @@ impl Report {
                     resident / kernel
                 ));
             }
+            let widest_cpu = case
+                .results
+                .iter()
+                .filter(|result| result.contestant.starts_with("cpu "))
+                .filter_map(|result| {
+                    let threads = result.contestant[4..].strip_suffix('t')?;
+                    Some((threads.parse::<usize>().ok()?, result.gb_per_sec))
+                })
+                .max_by_key(|(threads, _)| *threads);
+            if let (Some(split), Some(gpu), Some((threads, cpu))) =
+                (rate("split"), rate("gpu"), widest_cpu)
+            {
+                parts.push(format!(
+                    "split ÷ (gpu + cpu {threads}t) {:.2}",
+                    split / (gpu + cpu)
+                ));
+            }
             if !parts.is_empty() {
                 let _ = writeln!(text, "{:<16}{}", case.size, parts.join(", "));
             }

@@ -1,0 +1,273 @@
+//! Staging buffers in the host's own memory, for [`GpuUpload::Host`]: the
+//! packing threads write cached system memory at the speed of memory, and
+//! the GPU's copy engine pulls it across the bus as one DMA transfer.
+//!
+//! `wgpu` places `MAP_WRITE` buffers in device-local memory the host can
+//! map where the card has a resizable BAR, so every store of the packing
+//! crosses the bus on its own (about 30 GB/s on an H200, half of a DMA
+//! copy). It has no way to ask for host memory instead, so on Vulkan the
+//! buffer is made here with `ash` on the device `wgpu` opened, mapped once
+//! for good, and handed to `wgpu`, which frees it with the buffer.
+//!
+//! [`GpuUpload::Host`]: super::settings::GpuUpload::Host
+
+use std::ptr::NonNull;
+
+/// A buffer the GPU can copy from, in host memory that stays mapped.
+pub(crate) struct HostBuffer {
+    buffer: wgpu::Buffer,
+    bytes: NonNull<u8>,
+    len: usize,
+}
+
+// SAFETY: `bytes` points into memory that `buffer` owns and that lives as
+// long as it; it is only written through `&mut HostBuffer`.
+unsafe impl Send for HostBuffer {}
+// SAFETY: a shared `HostBuffer` gives no access to `bytes`.
+unsafe impl Sync for HostBuffer {}
+
+impl HostBuffer {
+    /// A `size`-byte buffer with usage `COPY_SRC` in host-visible, coherent
+    /// memory, preferably not on the device and cached; `Err` says why
+    /// there is none (not Vulkan, no such memory, out of memory).
+    pub(crate) fn new(device: &wgpu::Device, label: &str, size: u64) -> Result<HostBuffer, String> {
+        vulkan::new(device, label, size)
+    }
+
+    pub(crate) fn buffer(&self) -> &wgpu::Buffer {
+        &self.buffer
+    }
+
+    /// The buffer's bytes, to write.
+    ///
+    /// # Safety
+    ///
+    /// No GPU command that reads the buffer may be pending: every
+    /// submission that used it must have finished.
+    pub(crate) unsafe fn bytes_mut(&mut self) -> &mut [u8] {
+        // SAFETY: `bytes` is a live mapping of `len` bytes owned by
+        // `buffer`; `&mut self` makes this the only view on the host, and
+        // the caller promises the GPU is not reading it.
+        unsafe { std::slice::from_raw_parts_mut(self.bytes.as_ptr(), self.len) }
+    }
+}
+
+#[cfg(any(
+    windows,
+    target_os = "linux",
+    target_os = "android",
+    target_os = "freebsd",
+    target_os = "netbsd"
+))]
+mod vulkan {
+    use std::ptr::NonNull;
+
+    use ash::vk;
+    use wgpu::hal::api::Vulkan;
+
+    use super::HostBuffer;
+
+    pub(super) fn new(device: &wgpu::Device, label: &str, size: u64) -> Result<HostBuffer, String> {
+        if size == 0 || usize::try_from(size).is_err() {
+            return Err(format!("a host staging buffer of {size} bytes"));
+        }
+        // SAFETY: the handles are used only to create, bind, map and (on
+        // failure) free objects of our own, which `wgpu` never sees until
+        // `create_buffer_from_hal` takes them; the guard is dropped before.
+        let (raw, memory) = unsafe {
+            let hal = device
+                .as_hal::<Vulkan>()
+                .ok_or_else(|| "the host upload needs the Vulkan backend".to_owned())?;
+            let instance = hal.shared_instance().raw_instance();
+            let properties =
+                instance.get_physical_device_memory_properties(hal.raw_physical_device());
+            allocate(hal.raw_device(), &properties, size)?
+        };
+        let (raw, memory, bytes) = raw_mapped(device, raw, memory, size)?;
+        // SAFETY: `raw` is a buffer of `size` bytes with TRANSFER_SRC usage,
+        // bound at offset 0 to `memory`, which holds it; `wgpu` takes both
+        // (it destroys the buffer and frees the memory, unmapping it, when
+        // the `wgpu::Buffer` is dropped and the GPU is done with it) and
+        // never maps it itself.
+        let buffer = unsafe {
+            let hal_buffer = wgpu::hal::vulkan::Buffer::from_raw_managed(raw, memory, 0, size);
+            device.create_buffer_from_hal::<Vulkan>(
+                hal_buffer,
+                &wgpu::BufferDescriptor {
+                    label: Some(label),
+                    size,
+                    usage: wgpu::BufferUsages::COPY_SRC,
+                    mapped_at_creation: false,
+                },
+            )
+        };
+        Ok(HostBuffer {
+            buffer,
+            bytes,
+            len: size as usize,
+        })
+    }
+
+    /// Maps `memory` for good, freeing both objects if that fails.
+    fn raw_mapped(
+        device: &wgpu::Device,
+        raw: vk::Buffer,
+        memory: vk::DeviceMemory,
+        size: u64,
+    ) -> Result<(vk::Buffer, vk::DeviceMemory, NonNull<u8>), String> {
+        // SAFETY: `memory` is ours, host-visible and not mapped yet.
+        unsafe {
+            let hal = device
+                .as_hal::<Vulkan>()
+                .ok_or_else(|| "the host upload needs the Vulkan backend".to_owned())?;
+            let vk_device = hal.raw_device();
+            let mapped = vk_device
+                .map_memory(memory, 0, size, vk::MemoryMapFlags::empty())
+                .map_err(|error| format!("mapping host memory: {error}"))
+                .and_then(|pointer| {
+                    NonNull::new(pointer.cast::<u8>())
+                        .ok_or_else(|| "mapping host memory gave a null pointer".to_owned())
+                });
+            match mapped {
+                Ok(bytes) => Ok((raw, memory, bytes)),
+                Err(error) => {
+                    vk_device.destroy_buffer(raw, None);
+                    vk_device.free_memory(memory, None);
+                    Err(error)
+                }
+            }
+        }
+    }
+
+    /// Creates a `size`-byte TRANSFER_SRC buffer and binds it to memory of
+    /// its own, of the best host-visible type.
+    ///
+    /// # Safety
+    ///
+    /// `vk_device` must be the live device `properties` describe.
+    unsafe fn allocate(
+        vk_device: &ash::Device,
+        properties: &vk::PhysicalDeviceMemoryProperties,
+        size: u64,
+    ) -> Result<(vk::Buffer, vk::DeviceMemory), String> {
+        let info = vk::BufferCreateInfo::default()
+            .size(size)
+            .usage(vk::BufferUsageFlags::TRANSFER_SRC)
+            .sharing_mode(vk::SharingMode::EXCLUSIVE);
+        // SAFETY: a valid create info on a live device.
+        let raw = unsafe { vk_device.create_buffer(&info, None) }
+            .map_err(|error| format!("creating a host staging buffer: {error}"))?;
+        // SAFETY: `raw` was just created on this device.
+        let requirements = unsafe { vk_device.get_buffer_memory_requirements(raw) };
+        let bound = host_memory_type(properties, requirements.memory_type_bits)
+            .ok_or_else(|| "the adapter has no host-visible, coherent memory".to_owned())
+            .and_then(|memory_type_index| {
+                let allocation = vk::MemoryAllocateInfo::default()
+                    .allocation_size(requirements.size)
+                    .memory_type_index(memory_type_index);
+                // SAFETY: a valid allocate info on a live device.
+                unsafe { vk_device.allocate_memory(&allocation, None) }
+                    .map_err(|error| format!("allocating {size} bytes of host memory: {error}"))
+            })
+            .and_then(|memory| {
+                // SAFETY: `memory` is large enough for `raw` (its own
+                // requirements) and of a type it allows; neither is bound.
+                match unsafe { vk_device.bind_buffer_memory(raw, memory, 0) } {
+                    Ok(()) => Ok(memory),
+                    Err(error) => {
+                        // SAFETY: `memory` is ours and unused.
+                        unsafe { vk_device.free_memory(memory, None) };
+                        Err(format!("binding host memory: {error}"))
+                    }
+                }
+            });
+        match bound {
+            Ok(memory) => Ok((raw, memory)),
+            Err(error) => {
+                // SAFETY: `raw` is ours and no command uses it.
+                unsafe { vk_device.destroy_buffer(raw, None) };
+                Err(error)
+            }
+        }
+    }
+
+    /// The memory type among `allowed` to stage uploads in: host-visible
+    /// and coherent, then preferably not device-local (on a discrete card
+    /// that is memory behind the bus) and cached.
+    pub(super) fn host_memory_type(
+        properties: &vk::PhysicalDeviceMemoryProperties,
+        allowed: u32,
+    ) -> Option<u32> {
+        use vk::MemoryPropertyFlags as F;
+        let required = F::HOST_VISIBLE | F::HOST_COHERENT;
+        properties
+            .memory_types_as_slice()
+            .iter()
+            .enumerate()
+            .filter(|(index, kind)| {
+                allowed & (1 << index) != 0 && kind.property_flags.contains(required)
+            })
+            .max_by_key(|(index, kind)| {
+                let flags = kind.property_flags;
+                let host_side = !flags.contains(F::DEVICE_LOCAL);
+                let cached = flags.contains(F::HOST_CACHED);
+                // The first of equals, as Vulkan orders types by preference.
+                (host_side, cached, std::cmp::Reverse(*index))
+            })
+            .map(|(index, _)| index as u32)
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        fn properties(types: &[vk::MemoryPropertyFlags]) -> vk::PhysicalDeviceMemoryProperties {
+            let mut properties = vk::PhysicalDeviceMemoryProperties {
+                memory_type_count: types.len() as u32,
+                ..Default::default()
+            };
+            for (slot, flags) in properties.memory_types.iter_mut().zip(types) {
+                slot.property_flags = *flags;
+            }
+            properties
+        }
+
+        #[test]
+        fn staging_prefers_cached_host_memory_to_the_cards_bar() {
+            use vk::MemoryPropertyFlags as F;
+            let host = F::HOST_VISIBLE | F::HOST_COHERENT;
+            // The memory types of NVIDIA's driver on a card with resizable BAR.
+            let nvidia = properties(&[
+                F::DEVICE_LOCAL,
+                F::DEVICE_LOCAL | host,
+                host,
+                host | F::HOST_CACHED,
+            ]);
+            assert_eq!(host_memory_type(&nvidia, !0), Some(3));
+            assert_eq!(host_memory_type(&nvidia, 0b0111), Some(2));
+            assert_eq!(host_memory_type(&nvidia, 0b0011), Some(1));
+            assert_eq!(host_memory_type(&nvidia, 0b0001), None);
+            // One heap for everything (lavapipe, integrated GPUs): the first.
+            let unified = properties(&[
+                F::DEVICE_LOCAL | host | F::HOST_CACHED,
+                F::DEVICE_LOCAL | host | F::HOST_CACHED,
+            ]);
+            assert_eq!(host_memory_type(&unified, !0), Some(0));
+        }
+    }
+}
+
+#[cfg(not(any(
+    windows,
+    target_os = "linux",
+    target_os = "android",
+    target_os = "freebsd",
+    target_os = "netbsd"
+)))]
+mod vulkan {
+    use super::HostBuffer;
+
+    pub(super) fn new(_: &wgpu::Device, _: &str, _: u64) -> Result<HostBuffer, String> {
+        Err("the host upload needs the Vulkan backend, which wgpu lacks on this platform".into())
+    }
+}
