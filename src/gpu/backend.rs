@@ -161,9 +161,12 @@ impl Gpu {
             let staging = HostBuffer::new(&gpu.device, "bus staging", size)
                 .map_err(|why| gpu_failed("creating a host staging buffer", why))?;
             let staging = host_staging.insert(staging);
-            started = Instant::now();
             // SAFETY: the buffer is new; no command has used it.
             let memory = unsafe { staging.bytes_mut() };
+            // Untimed, as a slab's staging exists beforehand: the first
+            // write of each page of fresh host memory faults it in.
+            memory.fill(0);
+            started = Instant::now();
             pack::copy_in_pieces(
                 bytes,
                 WriteOnly::from_mut(&mut memory[..bytes.len()]),

@@ -63,6 +63,14 @@ const GPU_WARMUP: Duration = Duration::from_millis(500);
 /// runs where it has them.
 pub type Timed = (Measurement, Option<Vec<Duration>>);
 
+/// A GPU engine's own stages over the timed runs, where it reports them:
+/// packing on the CPU, and the copy into device memory timed on the GPU.
+#[derive(Default)]
+pub struct Stages {
+    pub pack: Vec<Duration>,
+    pub copy_in: Vec<Duration>,
+}
+
 /// One cell: timings and the rates derived from them.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct Measurement {
@@ -108,8 +116,9 @@ pub fn measure(
     warmup: usize,
     reps: usize,
     inject_fault: bool,
-) -> Result<Timed, String> {
+) -> Result<(Timed, Stages), String> {
     let mut out = vec![[0u8; 32]; case.count()];
+    let mut stages = Stages::default();
     let on_gpu = matches!(contestant, Contestant::Engine(_, engine) if engine.gpu_info().is_some());
     let warm_until = Instant::now() + if on_gpu { GPU_WARMUP } else { Duration::ZERO };
     let mut runs = 0;
@@ -126,9 +135,12 @@ pub fn measure(
         if let Contestant::Engine(_, engine) = contestant {
             // Only where the shader hashed every blob: with blobs over
             // 1 KiB on the CPU, the shader time alone says nothing.
-            let timings = engine
-                .last_gpu_timings()
-                .filter(|timings| timings.cpu_blobs == 0);
+            let timings = engine.last_gpu_timings();
+            if let Some(timings) = &timings {
+                stages.pack.push(timings.pack);
+                stages.copy_in.extend(timings.upload);
+            }
+            let timings = timings.filter(|timings| timings.cpu_blobs == 0);
             if let Some(dispatch) = timings.and_then(|timings| timings.dispatch) {
                 kernel_times.push(dispatch);
             }
@@ -140,10 +152,8 @@ pub fn measure(
     }
     verify(case, &out, &contestant.name())?;
     let kernel = (kernel_times.len() == times.len()).then_some(kernel_times);
-    Ok((
-        Measurement::from_times(contestant.name(), case, times),
-        kernel,
-    ))
+    let measured = Measurement::from_times(contestant.name(), case, times);
+    Ok(((measured, kernel), stages))
 }
 
 /// Checks about 1000 digests spread over the batch, and the last, against

@@ -47,6 +47,11 @@ pub struct BenchArgs {
     /// Also draw throughput against blob size as SVG here.
     #[arg(long, value_name = "FILE.svg")]
     plot: Option<PathBuf>,
+    /// Also show the GPU engine's own stages as rates of the case's bytes:
+    /// packing on the CPU (`gpu pack`) and the copy into device memory
+    /// timed on the GPU (`gpu copy in`), summed over slabs.
+    #[arg(long)]
+    stages: bool,
     /// Test only: corrupt one digest so the check must abort the run.
     #[arg(long, hide = true)]
     inject_fault: bool,
@@ -186,9 +191,17 @@ pub fn run(args: &BenchArgs, global: &GlobalArgs) -> Result<(), String> {
         progress.inc(1);
         let mut results = Vec::new();
         for contestant in &contestants {
-            let (measurement, kernel) =
+            let ((measurement, kernel), stages) =
                 measure(contestant, &case, args.warmup, args.reps, args.inject_fault)?;
             results.push(measurement);
+            if args.stages && contestant.name() == "gpu" {
+                for (stage, times) in [("pack", stages.pack), ("copy in", stages.copy_in)] {
+                    if times.len() == args.reps.max(1) {
+                        let name = format!("gpu {stage}");
+                        results.push(Measurement::from_times(name, &case, times));
+                    }
+                }
+            }
             if let Some(kernel) = kernel {
                 // The shader alone, timed on the GPU: the end-to-end figure
                 // minus transfers and host work.
@@ -209,7 +222,8 @@ pub fn run(args: &BenchArgs, global: &GlobalArgs) -> Result<(), String> {
             results.push(measure_bus(gpu, &case, args.reps)?);
         }
         if let Some(split) = split_contestant(global, &results)? {
-            results.push(measure(&split, &case, args.warmup, args.reps, args.inject_fault)?.0);
+            let ((split, _), _) = measure(&split, &case, args.warmup, args.reps, args.inject_fault)?;
+            results.push(split);
         }
         let baseline = results
             .iter()
