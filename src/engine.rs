@@ -25,6 +25,13 @@ use crate::scheduler::{self, BatchShape, Choice, Plan, Profile};
 /// batch is split between threads anyway.
 const SHARED_CHECK_MIN_OFFSETS: usize = 16 * 1024;
 
+/// Batches of up to this many blobs are planned from every length; larger
+/// ones from [`SHAPE_SAMPLES`] of them, as a pass over millions of lengths
+/// before hashing costs more than the plan can win (a sixth of the time of
+/// 64-byte blobs on 16 cores).
+const EXACT_SHAPE_MAX: usize = 64 * 1024;
+const SHAPE_SAMPLES: usize = 4096;
+
 /// Where batches run.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -435,10 +442,10 @@ impl Engine {
     ) -> Result<(), Error> {
         // With an output of the wrong length the serial path runs, which
         // reports bad offsets first, as a batch of any size does.
-        let on_cpu_threads = self.inner.gpu.is_none() && self.inner.threads > 1;
-        if on_cpu_threads
+        if self.inner.threads > 1
             && offsets.len() > SHARED_CHECK_MIN_OFFSETS
             && out.len() == offsets.len() - 1
+            && self.runs_on_cpu_alone(offsets.len() - 1, || packed_shape(offsets))
         {
             let check = SharedCheck::new(data, offsets);
             return hash_checking(self.inner.kernel, self.cpu_threads(), mode, &check, out);
@@ -636,10 +643,36 @@ impl Engine {
     /// thread over 4 Mi offsets took about half as long as 16 threads
     /// hashing those 64-byte blobs (an H200 host, Auto at half the CPU's
     /// rate).
+    /// Whether a batch of `count` blobs runs on the CPU alone: always
+    /// without a GPU or with [`Backend::Cpu`], else as Auto plans it for the
+    /// batch's `shape`.
+    fn runs_on_cpu_alone(&self, count: usize, shape: impl FnOnce() -> BatchShape) -> bool {
+        match (&self.inner.gpu, self.inner.backend) {
+            (None, _) | (_, Backend::Cpu) => true,
+            (Some(_), Backend::Gpu) => false,
+            (Some(_), Backend::Auto) => {
+                let choice = match self.inner.gpu_share {
+                    Some(share) => forced_split(share, count),
+                    None => {
+                        let profile = &self.inner.profile;
+                        scheduler::plan(&shape(), profile, self.inner.threads).choice
+                    }
+                };
+                choice == Choice::Cpu
+            }
+        }
+    }
+
     fn shape_of<S: BlobSource>(&self, source: &S) -> BatchShape {
         let count = source.count();
         if let Some((_, len)) = source.back_to_back(0, count) {
             return BatchShape::from_lengths(std::iter::once(len)).times(count);
+        }
+        if count > EXACT_SHAPE_MAX {
+            let total = S::CONTIGUOUS.then(|| source.bytes(0, count) as u64);
+            return BatchShape::sampled(count, total, SHAPE_SAMPLES, |index| {
+                source.len(index) as u64
+            });
         }
         const PIECE: usize = 64 * 1024;
         let pieces: Vec<_> = (0..count).step_by(PIECE).collect();
@@ -760,6 +793,23 @@ enum LongBlobs {
     /// Onto the CPU beside the GPU, as `Auto`'s plans assume (its profile
     /// has no GPU rate for them).
     OnCpu,
+}
+
+/// The shape of packed blobs whose offsets are not checked yet, from a
+/// sample of them when there are many: an estimate (offsets that decrease
+/// count as empty blobs) that only steers the plan.
+fn packed_shape<O: Offset>(offsets: &[O]) -> BatchShape {
+    let count = offsets.len().saturating_sub(1);
+    let len = |index: usize| {
+        offsets[index + 1]
+            .to_u64()
+            .saturating_sub(offsets[index].to_u64())
+    };
+    if count <= EXACT_SHAPE_MAX {
+        return BatchShape::from_lengths((0..count).map(|index| len(index) as usize));
+    }
+    let total = offsets[count].to_u64().saturating_sub(offsets[0].to_u64());
+    BatchShape::sampled(count, Some(total), SHAPE_SAMPLES, len)
 }
 
 /// The choice that sends the first `share` of `count` blobs to the GPU.

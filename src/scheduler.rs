@@ -42,6 +42,50 @@ impl BatchShape {
         shape
     }
 
+    /// An estimate of the shape of `blobs` blobs from `samples` evenly
+    /// spaced lengths (`len_of(index)`), for batches too large to scan
+    /// before planning. Where the batch's `total` bytes are known (packed
+    /// offsets), the bytes the sample does not account for are counted as
+    /// blobs over 1 KiB, which a sample of a few long blobs among millions
+    /// of short ones would miss.
+    pub(crate) fn sampled(
+        blobs: usize,
+        total: Option<u64>,
+        samples: usize,
+        len_of: impl Fn(usize) -> u64,
+    ) -> BatchShape {
+        let taken = samples.clamp(1, blobs.max(1));
+        if blobs == 0 {
+            return BatchShape::default();
+        }
+        let at = |i: usize| (i as u128 * blobs as u128 / taken as u128) as usize;
+        let sample = BatchShape::from_lengths((0..taken).map(|i| len_of(at(i)) as usize));
+        let scale = blobs as f64 / taken as f64;
+        let mut small_blobs = ((sample.small_blobs() as f64 * scale).round() as usize).min(blobs);
+        let mut small_bytes = (sample.small_bytes() as f64 * scale) as u64;
+        let large_bytes = match total {
+            Some(total) => {
+                small_bytes = small_bytes.min(total);
+                total - small_bytes
+            }
+            None => (sample.large_bytes as f64 * scale) as u64,
+        };
+        let mut large_blobs = blobs - small_blobs;
+        if large_bytes == 0 {
+            // Every byte is accounted for by the short blobs.
+            large_blobs = 0;
+        } else if large_blobs == 0 {
+            large_blobs = 1;
+        }
+        small_blobs = blobs - large_blobs;
+        BatchShape {
+            blobs: small_blobs + large_blobs,
+            bytes: small_bytes + large_bytes,
+            large_blobs,
+            large_bytes,
+        }
+    }
+
     /// This shape repeated `count` times (a batch of equal blobs).
     pub(crate) fn times(self, count: usize) -> BatchShape {
         BatchShape {
@@ -285,6 +329,56 @@ mod tests {
             },
             gpu: None,
         }
+    }
+
+    /// A sample of a batch's lengths gives its shape: exact for equal
+    /// lengths, close for mixed ones, and, with the total known, long blobs
+    /// the sample missed are not lost.
+    #[test]
+    fn a_sampled_shape_estimates_the_batch() {
+        let exact = |lengths: &[u64]| BatchShape::from_lengths(lengths.iter().map(|&l| l as usize));
+        let equal = vec![64u64; 1_000_000];
+        let sampled = BatchShape::sampled(equal.len(), Some(64_000_000), 4096, |i| equal[i]);
+        assert_eq!(sampled, exact(&equal));
+        // Lengths 0..=2047 in turn: half the blobs over 1 KiB.
+        let mixed: Vec<u64> = (0..1_000_000).map(|i| i % 2048).collect();
+        let truth = exact(&mixed);
+        for total in [None, Some(truth.bytes)] {
+            let sampled = BatchShape::sampled(mixed.len(), total, 4096, |i| mixed[i]);
+            assert_eq!(sampled.blobs, truth.blobs);
+            let close = |a: u64, b: u64| (a as f64 / b as f64 - 1.0).abs() < 0.02;
+            assert!(close(sampled.bytes, truth.bytes), "{sampled:?} {truth:?}");
+            assert!(
+                close(sampled.large_bytes, truth.large_bytes),
+                "{sampled:?} {truth:?}"
+            );
+            assert!(close(sampled.large_blobs as u64, truth.large_blobs as u64));
+        }
+        // Two 1 GiB blobs among a million of 100 bytes: the sample misses
+        // them, the total does not.
+        let mut outliers = vec![100u64; 1_000_000];
+        outliers[12_345] = 1 << 30;
+        outliers[777_777] = 1 << 30;
+        let truth = exact(&outliers);
+        let sampled = BatchShape::sampled(outliers.len(), Some(truth.bytes), 4096, |i| outliers[i]);
+        assert_eq!((sampled.blobs, sampled.bytes), (truth.blobs, truth.bytes));
+        // Off only by the two blobs' share of short bytes (200).
+        assert!(
+            sampled.large_bytes.abs_diff(truth.large_bytes) <= 200,
+            "{sampled:?}"
+        );
+        assert!(sampled.large_blobs >= 1, "{sampled:?}");
+        // Without the total it can only scale the sample.
+        let blind = BatchShape::sampled(outliers.len(), None, 4096, |i| outliers[i]);
+        assert_eq!(blind.large_blobs, 0);
+        assert_eq!(
+            BatchShape::sampled(0, Some(0), 4096, |_| 0),
+            BatchShape::default()
+        );
+        assert_eq!(
+            BatchShape::sampled(3, None, 4096, |i| [5, 2000, 7][i]),
+            exact(&[5, 2000, 7])
+        );
     }
 
     /// A discrete GPU on PCIe 4: 25 GB/s each way, 200 M blobs/s.

@@ -508,5 +508,39 @@ fn a_forced_share_splits_every_batch() {
                 assert!(long_in_part <= long);
             }
         }
+        // Packed, with enough offsets that the CPU checks them while
+        // hashing where the whole batch stays on the CPU (share 0).
+        let lengths = (0..20_000u64).map(|i| (i * 7) % 1500);
+        let offsets: Vec<u64> = std::iter::once(0)
+            .chain(lengths.scan(0, |end, len| {
+                *end += len;
+                Some(*end)
+            }))
+            .collect();
+        let data: Vec<u8> = (0..offsets[20_000]).map(|i| (i % 251) as u8).collect();
+        let mut out = vec![[0u8; 32]; 20_000];
+        engine
+            .hash_packed_into(Mode::Hash, &data, &offsets, &mut out)
+            .unwrap();
+        for (index, digest) in out.iter().enumerate() {
+            let blob = &data[offsets[index] as usize..offsets[index + 1] as usize];
+            assert_eq!(
+                *digest,
+                reference(Mode::Hash, blob),
+                "share {share}, blob {index}"
+            );
+        }
+        let mut bad = offsets.clone();
+        bad[15_000] = bad[14_999] - 1;
+        let error = engine
+            .hash_packed_into(Mode::Hash, &data, &bad, &mut out)
+            .unwrap_err();
+        assert!(
+            matches!(
+                error.kind(),
+                ErrorKind::OffsetsDecrease { index: 15_000, .. }
+            ),
+            "share {share}: {error}"
+        );
     }
 }

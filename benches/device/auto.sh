@@ -1,7 +1,8 @@
 #!/bin/bash
 # The scheduler on a lent NVIDIA machine, alone (a short run): calibrate, then
-# Auto beside the forced GPU and CPU choices from 1 MiB to 1 GiB a case, the
-# GPU and Auto on as many threads as the widest CPU column. Needs .dev/b3batch
+# Auto beside the forced GPU and CPU choices and a forced split from 1 MiB to
+# 1 GiB a case, the GPU, Auto and the split on as many threads as the widest
+# CPU column. Needs .dev/b3batch
 # and .gl/ as run.sh does; run as
 #   bash benches/device/auto.sh 2>&1 | grep -v XDG_RUNTIME > $OUT/auto.log
 set -u

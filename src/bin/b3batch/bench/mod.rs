@@ -222,7 +222,8 @@ pub fn run(args: &BenchArgs, global: &GlobalArgs) -> Result<(), String> {
             results.push(measure_bus(gpu, &case, args.reps)?);
         }
         if let Some(split) = split_contestant(global, &results)? {
-            let ((split, _), _) = measure(&split, &case, args.warmup, args.reps, args.inject_fault)?;
+            let ((split, _), _) =
+                measure(&split, &case, args.warmup, args.reps, args.inject_fault)?;
             results.push(split);
         }
         let baseline = results
