@@ -251,8 +251,10 @@ fn pack_table<S: BlobSource>(
         // Within the plan: a long blob's chunks hold over 512 of its bytes
         // each on average, and it has one parent fewer than chunks.
         debug_assert!(tree.levels[0].count as u64 <= plan.tree_slots);
-        jobs.slice(..bytes.len()).copy_from_slice(&bytes);
-        (tree.levels, bytes.len() as u64)
+        copy_in_pieces(&bytes, jobs.slice(..bytes.len()), threads);
+        let job_bytes = bytes.len() as u64;
+        drop(bytes);
+        (tree.levels, job_bytes)
     };
     Packed {
         blobs: start..stop,

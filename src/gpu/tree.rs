@@ -10,6 +10,8 @@
 //! which no other job of its level touches, and a carried node is already
 //! where the level above looks for it, so carrying costs nothing.
 
+use std::borrow::Cow;
+
 use super::layout::{LOAD_BYTES, NOT_ROOT};
 use crate::consts::CHUNK_LEN;
 
@@ -43,13 +45,17 @@ pub(crate) struct TreeJobs {
 }
 
 impl TreeJobs {
-    /// The jobs' bytes, little-endian as WGSL reads them.
-    pub(crate) fn job_bytes(&self) -> Vec<u8> {
-        self.jobs
-            .iter()
-            .flatten()
-            .flat_map(|word| word.to_le_bytes())
-            .collect()
+    /// The jobs' bytes, little-endian as WGSL reads them: the jobs
+    /// themselves on a little-endian host (a slab of 64 KiB blobs has
+    /// megabytes of them; building a copy byte by byte cost more than
+    /// packing the blobs).
+    pub(crate) fn job_bytes(&self) -> Cow<'_, [u8]> {
+        if cfg!(target_endian = "little") {
+            Cow::Borrowed(bytemuck::cast_slice(&self.jobs))
+        } else {
+            let words = self.jobs.iter().flatten();
+            Cow::Owned(words.flat_map(|word| word.to_le_bytes()).collect())
+        }
     }
 }
 
