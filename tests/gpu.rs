@@ -544,3 +544,18 @@ fn a_forced_share_splits_every_batch() {
         );
     }
 }
+
+/// A slab of long blobs is packed in pieces of a few MiB on every thread,
+/// not one piece per 4096 blobs: the pieces' seams fall between long blobs
+/// of every length.
+#[test]
+fn long_blobs_are_packed_in_pieces_of_bytes() {
+    let Some(engine) = gpu_engine(None) else {
+        return;
+    };
+    // About 15 MB: one slab at the default budget, four or more pieces.
+    let batch = blobs(300, |i| 40_000 + i * 37 + (i % 3) * 1024);
+    check(&engine, Mode::Hash, &batch, "300 long blobs in one slab");
+    let timings = engine.last_gpu_timings().unwrap();
+    assert_eq!((timings.slabs, timings.cpu_blobs), (1, 0), "{timings:?}");
+}
