@@ -184,7 +184,7 @@ impl Gpu {
                 pack::copy_in_pieces(bytes, view.slice(..bytes.len()), threads);
             }
             staging.unmap();
-            encoder.copy_buffer_to_buffer(&staging, 0, &target, 0, size);
+            encoder.copy_buffer_to_buffer(staging, 0, &target, 0, size);
         }
         let submission = gpu.queue.submit([encoder.finish()]);
         gpu.wait(submission, self.timeout)?;
