@@ -138,8 +138,8 @@ impl EngineBuilder {
     }
 
     /// How blobs reach the GPU (default [`GpuUpload::Copy`], or what the
-    /// `B3BATCH_GPU_UPLOAD` environment variable says: `copy` or
-    /// `direct`). [`build`](Self::build) fails if the adapter cannot do it.
+    /// `B3BATCH_GPU_UPLOAD` environment variable says: `copy`, `direct` or
+    /// `host`). [`build`](Self::build) fails if the adapter cannot do it.
     pub fn gpu_upload(mut self, upload: GpuUpload) -> Self {
         self.gpu_device.upload = Some(upload);
         self

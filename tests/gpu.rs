@@ -409,6 +409,7 @@ fn uploads_and_workgroup_sizes() {
         return;
     }
     let mixed = blobs(3000, |i| (i * 13) % 1100);
+    let long = blobs(60, |i| 1025 + i * 997);
     let records: Vec<u8> = (0..64 * 2000).map(|i| (i % 249) as u8).collect();
     for (upload, workgroup) in [
         (GpuUpload::Copy, 32),
@@ -439,6 +440,10 @@ fn uploads_and_workgroup_sizes() {
         };
         let what = format!("{upload:?}, workgroup {workgroup}");
         check(&engine, Mode::Hash, &mixed, &what);
+        // Trees, over several slabs: each slab's staging is reused once the
+        // GPU is done with it.
+        check(&engine, Mode::Hash, &long, &what);
+        assert!(engine.last_gpu_timings().unwrap().slabs >= 4, "{what}");
         let mut out = vec![[0u8; 32]; 2000];
         engine
             .hash_records_into(Mode::Hash, &records, 64, &mut out)
