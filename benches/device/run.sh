@@ -8,8 +8,9 @@
 #   1. the card, the loader, b3batch info;
 #   2. the vectors and the GPU tests on the card, through the host upload;
 #   3. b3batch bench, GPU columns, 256 MiB a case: the copy and the host
-#      upload side by side, then 1 GiB of 1 KiB blobs and blobs of 4 KiB to
-#      1 MiB (trees) through the host upload;
+#      upload side by side, then 1 GiB of 1 KiB blobs through the host
+#      upload, and blobs of 4 KiB to 1 MiB (trees) through both, with the
+#      packing and copy stages;
 #   4. calibrate, then Auto, the forced choices and a forced split from
 #      16 MiB to 1 GiB (as auto.sh does);
 #   5. the GPU-buffer tests, the other workgroup size, the card's own
@@ -49,9 +50,11 @@ export B3BATCH_GPU_UPLOAD=host
 step bench 1 GiB of 1 KiB, host upload
 timeout 60 b3batch --quiet --gpu-memory 4096 bench --backend gpu --sizes 1024 \
     --bytes 1073741824 --reps 3 2>&1
-step bench blobs over 1 KiB as trees, host upload
-timeout 45 b3batch --quiet --gpu-memory 2048 bench --backend gpu --sizes 4096,65536,1048576 \
-    --bytes $big --reps 3 2>&1
+for upload in copy host; do
+    step bench blobs over 1 KiB as trees, $upload upload
+    B3BATCH_GPU_UPLOAD=$upload timeout 45 b3batch --quiet --gpu-memory 2048 bench --backend gpu \
+        --stages --sizes 4096,65536,1048576 --bytes $big --reps 3 2>&1
+done
 
 step calibrate, host upload
 timeout 60 b3batch --gpu-memory 2048 calibrate 2>&1
