@@ -503,15 +503,8 @@ impl Engine {
         if self.inner.backend == Backend::Gpu {
             return self.run_gpu(gpu, mode, source, out, LongBlobs::OnGpu);
         }
-        let choice = match self.inner.gpu_share {
-            Some(share) => forced_split(share, source.count()),
-            None => {
-                let shape = self.shape_of(source);
-                scheduler::plan(&shape, &self.inner.profile, self.inner.threads).choice
-            }
-        };
         // Auto never fails on a GPU error: the CPU redoes that part.
-        match choice {
+        match self.auto_choice(source.count(), || self.shape_of(source)) {
             Choice::Cpu => self.run_cpu(mode, source, out),
             Choice::Gpu => {
                 if self
@@ -638,31 +631,30 @@ impl Engine {
         gpu.hash_buffers(words, blobs, digests)
     }
 
-    /// The batch's shape for the planner: at once for blobs of one length
-    /// back to back, else from every length, on the engine's threads. One
-    /// thread over 4 Mi offsets took about half as long as 16 threads
-    /// hashing those 64-byte blobs (an H200 host, Auto at half the CPU's
-    /// rate).
     /// Whether a batch of `count` blobs runs on the CPU alone: always
-    /// without a GPU or with [`Backend::Cpu`], else as Auto plans it for the
-    /// batch's `shape`.
+    /// without a GPU or with [`Backend::Cpu`], else as Auto chooses.
     fn runs_on_cpu_alone(&self, count: usize, shape: impl FnOnce() -> BatchShape) -> bool {
         match (&self.inner.gpu, self.inner.backend) {
             (None, _) | (_, Backend::Cpu) => true,
             (Some(_), Backend::Gpu) => false,
-            (Some(_), Backend::Auto) => {
-                let choice = match self.inner.gpu_share {
-                    Some(share) => forced_split(share, count),
-                    None => {
-                        let profile = &self.inner.profile;
-                        scheduler::plan(&shape(), profile, self.inner.threads).choice
-                    }
-                };
-                choice == Choice::Cpu
-            }
+            (Some(_), Backend::Auto) => self.auto_choice(count, shape) == Choice::Cpu,
         }
     }
 
+    /// Where Auto runs a batch of `count` blobs: the fixed share if one was
+    /// set, else the plan for the batch's `shape`.
+    fn auto_choice(&self, count: usize, shape: impl FnOnce() -> BatchShape) -> Choice {
+        match self.inner.gpu_share {
+            Some(share) => forced_split(share, count),
+            None => scheduler::plan(&shape(), &self.inner.profile, self.inner.threads).choice,
+        }
+    }
+
+    /// The batch's shape for the planner: at once for blobs of one length
+    /// back to back, from every length on the engine's threads up to
+    /// [`EXACT_SHAPE_MAX`] blobs, else from a sample. One thread over 4 Mi
+    /// offsets took about half as long as 16 threads hashing those 64-byte
+    /// blobs (an H200 host, Auto at half the CPU's rate).
     fn shape_of<S: BlobSource>(&self, source: &S) -> BatchShape {
         let count = source.count();
         if let Some((_, len)) = source.back_to_back(0, count) {
