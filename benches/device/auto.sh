@@ -5,14 +5,8 @@
 # CPU column. Needs .dev/b3batch
 # and .gl/ as run.sh does; run as
 #   bash benches/device/auto.sh 2>&1 | grep -v XDG_RUNTIME > $OUT/auto.log
-set -u
-OUT=${OUT:-/tmp/out}
-mkdir -p "$OUT"
-for f in .gl/*.deb; do dpkg -x "$f" /; done
-ldconfig
-export XDG_RUNTIME_DIR=/tmp PATH="$PWD/.dev:$PATH"
+source "$(dirname "$0")/setup.sh"
 export B3BATCH_PROFILE="$OUT/profile.json"
-step() { echo "=== $* ($(date +%T))"; }
 
 step card
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
@@ -20,6 +14,6 @@ timeout 60 b3batch --gpu-memory 2048 calibrate 2>&1
 for bytes in 1048576 16777216 268435456 1073741824; do
     step auto, $bytes bytes a case
     timeout 100 b3batch --quiet --gpu-memory 2048 --threads "$(nproc)" bench --sizes 64,1024,mixed \
-        --bytes $bytes --reps 3 2>&1
+        --bytes $bytes --reps 3 --json "$OUT/auto-$bytes.json" 2>&1
 done
 step done

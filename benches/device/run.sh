@@ -11,8 +11,8 @@
 #      upload side by side, then 1 GiB of 1 KiB blobs through the host
 #      upload, and blobs of 4 KiB to 1 MiB (trees) through both, with the
 #      packing and copy stages;
-#   4. calibrate, then Auto, the forced choices and a forced split from
-#      16 MiB to 1 GiB (as auto.sh does);
+#   4. auto.sh: calibrate, then Auto, the forced choices and a forced split
+#      from 1 MiB to 1 GiB;
 #   5. the GPU-buffer tests, the other workgroup size, the card's own
 #      figures (a plain CUDA kernel and pinned copies, with CuPy).
 # Build here first:
@@ -20,14 +20,8 @@
 #   cargo test --release --no-run --test vectors --test gpu --test gpu_buffers
 #   mkdir -p .dev && cp target/release/b3batch .dev/ && for t in vectors gpu gpu_buffers; do
 #     cp "$(ls -t target/release/deps/$t-* | grep -v '\.d$' | head -1)" .dev/test-$t; done
-set -u
-OUT=${OUT:-/tmp/out}
-mkdir -p "$OUT"
-for f in .gl/*.deb; do dpkg -x "$f" /; done
-ldconfig
-export XDG_RUNTIME_DIR=/tmp PATH="$PWD/.dev:$PATH" B3BATCH_REQUIRE_GPU=1
-export B3BATCH_PROFILE="$OUT/profile.json"
-step() { echo "=== $* ($(date +%T))"; }
+source "$(dirname "$0")/setup.sh"
+export B3BATCH_REQUIRE_GPU=1 B3BATCH_PROFILE="$OUT/profile.json"
 big=268435456
 
 step card
@@ -56,13 +50,8 @@ for upload in copy host; do
         --stages --sizes 4096,65536,1048576 --bytes $big --reps 3 2>&1
 done
 
-step calibrate, host upload
-timeout 60 b3batch --gpu-memory 2048 calibrate 2>&1
-for bytes in 16777216 268435456 1073741824; do
-    step auto and split, $bytes bytes a case
-    timeout 80 b3batch --quiet --gpu-memory 2048 --threads "$(nproc)" bench --sizes 64,1024,mixed \
-        --bytes $bytes --reps 3 --json "$OUT/auto-$bytes.json" 2>&1
-done
+step calibrate, then Auto and the split, host upload
+bash "$(dirname "$0")/auto.sh" 2>&1 | grep -v "^=== done"
 
 step GPU-buffer tests
 B3BATCH_GPU_UPLOAD=host timeout 60 .dev/test-gpu_buffers --test-threads 8 2>&1 |

@@ -4,13 +4,7 @@
 # the copy into device memory timed on the GPU), as rates of the batch's
 # bytes. Needs .dev/b3batch and .gl/ as run.sh does; run as
 #   bash benches/device/stages.sh 2>&1 | tee $OUT/stages.log
-set -u
-OUT=${OUT:-/tmp/out}
-mkdir -p "$OUT"
-for f in .gl/*.deb; do dpkg -x "$f" /; done
-ldconfig
-export XDG_RUNTIME_DIR=/tmp PATH="$PWD/.dev:$PATH"
-step() { echo "=== $* ($(date +%T))"; }
+source "$(dirname "$0")/setup.sh"
 for upload in host copy; do
     for memory in 512 2048; do
         step 1 GiB of 1 KiB, $upload upload, --gpu-memory $memory

@@ -178,9 +178,9 @@ impl Gpu {
                 mapped_staging.insert(buffer("bus staging", U::MAP_WRITE | U::COPY_SRC, true));
             started = Instant::now();
             {
-                let mut view = staging.get_mapped_range_mut(..).map_err(|error| {
-                    device::gpu_failed("filling a staging buffer", error.to_string())
-                })?;
+                let mut view = staging
+                    .get_mapped_range_mut(..)
+                    .map_err(|error| gpu_failed("filling a staging buffer", error.to_string()))?;
                 pack::copy_in_pieces(bytes, view.slice(..bytes.len()), threads);
             }
             staging.unmap();

@@ -74,16 +74,15 @@ mod vulkan {
         // SAFETY: the handles are used only to create, bind, map and (on
         // failure) free objects of our own, which `wgpu` never sees until
         // `create_buffer_from_hal` takes them; the guard is dropped before.
-        let (raw, memory) = unsafe {
+        let (raw, memory, bytes) = unsafe {
             let hal = device
                 .as_hal::<Vulkan>()
                 .ok_or_else(|| "the host upload needs the Vulkan backend".to_owned())?;
             let instance = hal.shared_instance().raw_instance();
             let properties =
                 instance.get_physical_device_memory_properties(hal.raw_physical_device());
-            allocate(hal.raw_device(), &properties, size)?
+            mapped_buffer(hal.raw_device(), &properties, size)?
         };
-        let (raw, memory, bytes) = raw_mapped(device, raw, memory, size)?;
         // SAFETY: `raw` is a buffer of `size` bytes with TRANSFER_SRC usage,
         // bound at offset 0 to `memory`, which holds it; `wgpu` takes both
         // (it destroys the buffer and frees the memory, unmapping it, when
@@ -108,48 +107,18 @@ mod vulkan {
         })
     }
 
-    /// Maps `memory` for good, freeing both objects if that fails.
-    fn raw_mapped(
-        device: &wgpu::Device,
-        raw: vk::Buffer,
-        memory: vk::DeviceMemory,
-        size: u64,
-    ) -> Result<(vk::Buffer, vk::DeviceMemory, NonNull<u8>), String> {
-        // SAFETY: `memory` is ours, host-visible and not mapped yet.
-        unsafe {
-            let hal = device
-                .as_hal::<Vulkan>()
-                .ok_or_else(|| "the host upload needs the Vulkan backend".to_owned())?;
-            let vk_device = hal.raw_device();
-            let mapped = vk_device
-                .map_memory(memory, 0, size, vk::MemoryMapFlags::empty())
-                .map_err(|error| format!("mapping host memory: {error}"))
-                .and_then(|pointer| {
-                    NonNull::new(pointer.cast::<u8>())
-                        .ok_or_else(|| "mapping host memory gave a null pointer".to_owned())
-                });
-            match mapped {
-                Ok(bytes) => Ok((raw, memory, bytes)),
-                Err(error) => {
-                    vk_device.destroy_buffer(raw, None);
-                    vk_device.free_memory(memory, None);
-                    Err(error)
-                }
-            }
-        }
-    }
-
-    /// Creates a `size`-byte TRANSFER_SRC buffer and binds it to memory of
-    /// its own, of the best host-visible type.
+    /// Creates a `size`-byte TRANSFER_SRC buffer bound to memory of its
+    /// own, of the best host-visible type, and maps it for good; on any
+    /// failure, frees what it made.
     ///
     /// # Safety
     ///
     /// `vk_device` must be the live device `properties` describe.
-    unsafe fn allocate(
+    unsafe fn mapped_buffer(
         vk_device: &ash::Device,
         properties: &vk::PhysicalDeviceMemoryProperties,
         size: u64,
-    ) -> Result<(vk::Buffer, vk::DeviceMemory), String> {
+    ) -> Result<(vk::Buffer, vk::DeviceMemory, NonNull<u8>), String> {
         let info = vk::BufferCreateInfo::default()
             .size(size)
             .usage(vk::BufferUsageFlags::TRANSFER_SRC)
@@ -157,36 +126,45 @@ mod vulkan {
         // SAFETY: a valid create info on a live device.
         let raw = unsafe { vk_device.create_buffer(&info, None) }
             .map_err(|error| format!("creating a host staging buffer: {error}"))?;
-        // SAFETY: `raw` was just created on this device.
-        let requirements = unsafe { vk_device.get_buffer_memory_requirements(raw) };
-        let bound = host_memory_type(properties, requirements.memory_type_bits)
-            .ok_or_else(|| "the adapter has no host-visible, coherent memory".to_owned())
-            .and_then(|memory_type_index| {
+        let mut memory = None;
+        let mapped = (|| {
+            // SAFETY: `raw` was just created on this device; the memory is
+            // allocated for its own requirements, of a type it allows, and
+            // bound and mapped once, whole.
+            unsafe {
+                let requirements = vk_device.get_buffer_memory_requirements(raw);
+                let memory_type_index = host_memory_type(properties, requirements.memory_type_bits)
+                    .ok_or_else(|| "the adapter has no host-visible, coherent memory".to_owned())?;
                 let allocation = vk::MemoryAllocateInfo::default()
                     .allocation_size(requirements.size)
                     .memory_type_index(memory_type_index);
-                // SAFETY: a valid allocate info on a live device.
-                unsafe { vk_device.allocate_memory(&allocation, None) }
-                    .map_err(|error| format!("allocating {size} bytes of host memory: {error}"))
-            })
-            .and_then(|memory| {
-                // SAFETY: `memory` is large enough for `raw` (its own
-                // requirements) and of a type it allows; neither is bound.
-                match unsafe { vk_device.bind_buffer_memory(raw, memory, 0) } {
-                    Ok(()) => Ok(memory),
-                    Err(error) => {
-                        // SAFETY: `memory` is ours and unused.
-                        unsafe { vk_device.free_memory(memory, None) };
-                        Err(format!("binding host memory: {error}"))
+                let allocated = vk_device
+                    .allocate_memory(&allocation, None)
+                    .map_err(|error| format!("allocating {size} bytes of host memory: {error}"))?;
+                memory = Some(allocated);
+                vk_device
+                    .bind_buffer_memory(raw, allocated, 0)
+                    .map_err(|error| format!("binding host memory: {error}"))?;
+                let pointer = vk_device
+                    .map_memory(allocated, 0, size, vk::MemoryMapFlags::empty())
+                    .map_err(|error| format!("mapping host memory: {error}"))?;
+                NonNull::new(pointer.cast::<u8>())
+                    .ok_or_else(|| "mapping host memory gave a null pointer".to_owned())
+            }
+        })();
+        match (mapped, memory) {
+            (Ok(bytes), Some(memory)) => Ok((raw, memory, bytes)),
+            (result, memory) => {
+                // SAFETY: both objects are ours and no command uses them.
+                unsafe {
+                    if let Some(memory) = memory {
+                        vk_device.free_memory(memory, None);
                     }
+                    vk_device.destroy_buffer(raw, None);
                 }
-            });
-        match bound {
-            Ok(memory) => Ok((raw, memory)),
-            Err(error) => {
-                // SAFETY: `raw` is ours and no command uses it.
-                unsafe { vk_device.destroy_buffer(raw, None) };
-                Err(error)
+                Err(result
+                    .err()
+                    .unwrap_or_else(|| "host memory was not allocated".into()))
             }
         }
     }
@@ -257,6 +235,8 @@ mod vulkan {
     }
 }
 
+// Elsewhere (the targets above, negated; the same list as `ash`'s in
+// Cargo.toml) wgpu has no Vulkan backend to allocate on.
 #[cfg(not(any(
     windows,
     target_os = "linux",

@@ -71,6 +71,22 @@ pub struct Stages {
     pub copy_in: Vec<Duration>,
 }
 
+/// The name of the CPU column on `threads` threads.
+pub fn cpu_column(threads: usize) -> String {
+    format!("cpu {threads}t")
+}
+
+/// The widest CPU column among `results`: its threads and rate.
+pub fn widest_cpu(results: &[Measurement]) -> Option<(usize, f64)> {
+    results
+        .iter()
+        .filter_map(|result| {
+            let threads = result.contestant.strip_prefix("cpu ")?.strip_suffix('t')?;
+            Some((threads.parse::<usize>().ok()?, result.gb_per_sec))
+        })
+        .max_by_key(|(threads, _)| *threads)
+}
+
 /// One cell: timings and the rates derived from them.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct Measurement {

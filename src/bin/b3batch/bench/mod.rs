@@ -14,7 +14,8 @@ use clap::Args;
 
 use self::cases::{Case, SizeSpec};
 use self::measure::{
-    ceiling_gb_per_sec, measure, measure_bus, measure_resident, Contestant, Measurement,
+    ceiling_gb_per_sec, cpu_column, measure, measure_bus, measure_resident, widest_cpu, Contestant,
+    Measurement,
 };
 use self::report::{CaseReport, Machine, Report, Settings};
 use crate::options::{BackendArg, GlobalArgs};
@@ -101,7 +102,7 @@ fn contestants(global: &GlobalArgs) -> Result<(Vec<Contestant>, Option<Engine>),
                 .threads(count)
                 .build()
                 .map_err(|error| error.to_string())?;
-            list.push(Contestant::Engine(format!("cpu {count}t"), engine));
+            list.push(Contestant::Engine(cpu_column(count), engine));
         }
     }
     if global.backend == BackendArg::Auto {
@@ -127,23 +128,13 @@ fn split_contestant(
     if global.backend != BackendArg::Auto {
         return Ok(None);
     }
-    let rate = |name: &str| {
-        results
-            .iter()
-            .find(|result| result.contestant == name)
-            .map(|result| result.gb_per_sec)
-    };
-    let widest = results
+    let gpu = results
         .iter()
-        .filter_map(|result| {
-            let threads = result.contestant.strip_prefix("cpu ")?.strip_suffix('t')?;
-            threads.parse::<usize>().ok()
-        })
-        .max();
-    let (Some(gpu), Some(threads)) = (rate("gpu"), widest) else {
+        .find(|result| result.contestant == "gpu")
+        .map(|result| result.gb_per_sec);
+    let (Some(gpu), Some((threads, cpu))) = (gpu, widest_cpu(results)) else {
         return Ok(None);
     };
-    let cpu = rate(&format!("cpu {threads}t")).unwrap_or(0.0);
     let share = gpu / (gpu + cpu);
     if !share.is_finite() {
         return Ok(None);

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
 
-use super::measure::Measurement;
+use super::measure::{widest_cpu, Measurement};
 
 /// What the numbers were measured on.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -137,17 +137,8 @@ impl Report {
                     resident / kernel
                 ));
             }
-            let widest_cpu = case
-                .results
-                .iter()
-                .filter(|result| result.contestant.starts_with("cpu "))
-                .filter_map(|result| {
-                    let threads = result.contestant[4..].strip_suffix('t')?;
-                    Some((threads.parse::<usize>().ok()?, result.gb_per_sec))
-                })
-                .max_by_key(|(threads, _)| *threads);
             if let (Some(split), Some(gpu), Some((threads, cpu))) =
-                (rate("split"), rate("gpu"), widest_cpu)
+                (rate("split"), rate("gpu"), widest_cpu(&case.results))
             {
                 parts.push(format!(
                     "split ÷ (gpu + cpu {threads}t) {:.2}",
