@@ -564,3 +564,41 @@ fn long_blobs_are_packed_in_pieces_of_bytes() {
     let timings = engine.last_gpu_timings().unwrap();
     assert_eq!((timings.slabs, timings.cpu_blobs), (1, 0), "{timings:?}");
 }
+
+/// A split batch hashes right through every upload the adapter offers:
+/// the GPU's share streams through its slabs while the CPU hashes the rest.
+#[test]
+fn a_split_through_every_upload() {
+    if gpu_engine(None).is_none() {
+        return;
+    }
+    let batch = blobs(6000, |i| if i % 40 == 3 { 1500 + i } else { i % 1025 });
+    for upload in [GpuUpload::Copy, GpuUpload::Direct, GpuUpload::Host] {
+        let built = Engine::builder()
+            .backend(Backend::Auto)
+            .threads(2)
+            .gpu_memory_budget(1 << 20)
+            .gpu_upload(upload)
+            .gpu_share(0.5)
+            .build();
+        let Ok(engine) = built else {
+            // As `uploads_and_workgroup_sizes` checks, only Direct may be
+            // missing.
+            assert_eq!(upload, GpuUpload::Direct, "{built:?}");
+            continue;
+        };
+        check(
+            &engine,
+            Mode::Hash,
+            &batch,
+            &format!("{upload:?}, half on the GPU"),
+        );
+        let timings = engine.last_gpu_timings().unwrap();
+        let long = batch[..3000]
+            .iter()
+            .filter(|blob| blob.len() > 1024)
+            .count();
+        assert_eq!(timings.gpu_blobs + long, 3000, "{upload:?}: {timings:?}");
+        assert!(timings.slabs >= 2, "{upload:?}: {timings:?}");
+    }
+}
