@@ -418,6 +418,8 @@ fn uploads_and_workgroup_sizes() {
         (GpuUpload::Direct, 128),
         (GpuUpload::Host, 64),
         (GpuUpload::Host, 256),
+        (GpuUpload::Import, 64),
+        (GpuUpload::Import, 256),
     ] {
         let built = Engine::builder()
             .backend(Backend::Gpu)
@@ -429,12 +431,13 @@ fn uploads_and_workgroup_sizes() {
         let engine = match built {
             Ok(engine) => engine,
             Err(error) => {
-                assert_eq!(upload, GpuUpload::Direct, "{error}");
-                assert!(
-                    error.to_string().contains("MAPPABLE_PRIMARY_BUFFERS"),
-                    "{error}"
-                );
-                eprintln!("this adapter has no direct upload: {error}");
+                let lacks = match upload {
+                    GpuUpload::Direct => "MAPPABLE_PRIMARY_BUFFERS",
+                    GpuUpload::Import => "import upload",
+                    _ => panic!("{upload:?}: {error}"),
+                };
+                assert!(error.to_string().contains(lacks), "{error}");
+                eprintln!("this adapter has no {} upload: {error}", upload.name());
                 continue;
             }
         };
@@ -451,6 +454,13 @@ fn uploads_and_workgroup_sizes() {
         for (record, digest) in records.chunks(64).zip(&out) {
             assert_eq!(*digest, reference(Mode::Hash, record), "{what}");
         }
+        let imported = engine.last_gpu_timings().unwrap().bytes_imported;
+        let expected = if upload == GpuUpload::Import {
+            records.len() as u64
+        } else {
+            0
+        };
+        assert_eq!(imported, expected, "{what}");
     }
     for size in [0, 16, 48, 1 << 20] {
         let error = Engine::builder()
@@ -573,7 +583,13 @@ fn a_split_through_every_upload() {
         return;
     }
     let batch = blobs(6000, |i| if i % 40 == 3 { 1500 + i } else { i % 1025 });
-    for upload in [GpuUpload::Copy, GpuUpload::Direct, GpuUpload::Host] {
+    let records: Vec<u8> = (0..64 * 40_000).map(|i| (i % 241) as u8).collect();
+    for upload in [
+        GpuUpload::Copy,
+        GpuUpload::Direct,
+        GpuUpload::Host,
+        GpuUpload::Import,
+    ] {
         let built = Engine::builder()
             .backend(Backend::Auto)
             .threads(2)
@@ -582,9 +598,12 @@ fn a_split_through_every_upload() {
             .gpu_share(0.5)
             .build();
         let Ok(engine) = built else {
-            // As `uploads_and_workgroup_sizes` checks, only Direct may be
-            // missing.
-            assert_eq!(upload, GpuUpload::Direct, "{built:?}");
+            // As `uploads_and_workgroup_sizes` checks, only Direct and
+            // Import may be missing.
+            assert!(
+                matches!(upload, GpuUpload::Direct | GpuUpload::Import),
+                "{built:?}"
+            );
             continue;
         };
         check(
@@ -600,5 +619,115 @@ fn a_split_through_every_upload() {
             .count();
         assert_eq!(timings.gpu_blobs + long, 3000, "{upload:?}: {timings:?}");
         assert!(timings.slabs >= 2, "{upload:?}: {timings:?}");
+        // Records: the GPU's half imported where the upload does that.
+        let mut out = vec![[0u8; 32]; records.len() / 64];
+        engine
+            .hash_records_into(Mode::Hash, &records, 64, &mut out)
+            .unwrap();
+        for (record, digest) in records.chunks(64).zip(&out) {
+            assert_eq!(*digest, reference(Mode::Hash, record), "{upload:?}");
+        }
+        let timings = engine.last_gpu_timings().unwrap();
+        assert_eq!(timings.gpu_blobs, out.len() / 2, "{upload:?}: {timings:?}");
+        let imported = match upload {
+            GpuUpload::Import => 64 * timings.gpu_blobs as u64,
+            _ => 0,
+        };
+        assert_eq!(timings.bytes_imported, imported, "{upload:?}: {timings:?}");
     }
+}
+
+/// With the import upload, blobs of one length that lie back to back as the
+/// shader reads them (a whole number of 16-byte loads, from a 4-byte
+/// boundary) are copied by the GPU straight from the caller's pages, over
+/// several imported pieces and many slabs, in every mode; other layouts are
+/// packed as with the host upload. Every digest matches `blake3`.
+#[test]
+fn the_import_upload_reads_the_callers_memory() {
+    if gpu_engine(None).is_none() {
+        return;
+    }
+    let built = Engine::builder()
+        .backend(Backend::Gpu)
+        .threads(2)
+        .gpu_memory_budget(4 << 20)
+        .gpu_upload(GpuUpload::Import)
+        .build();
+    let engine = match built {
+        Ok(engine) => engine,
+        Err(error) => {
+            assert!(
+                matches!(error.kind(), ErrorKind::BackendUnavailable { .. })
+                    && error.to_string().contains("import upload"),
+                "{error}"
+            );
+            eprintln!("this adapter cannot import host memory: {error}");
+            return;
+        }
+    };
+    assert_eq!(
+        engine.gpu_settings().map(|(upload, _)| upload),
+        Some(GpuUpload::Import)
+    );
+    // 20 MiB: three 8 MiB pieces, slabs of 273 KB that straddle them.
+    let data: Vec<u8> = (0..(20 << 20) + 64)
+        .map(|i: usize| (i * 7 + i / 4093) as u8)
+        .collect();
+    let key = [0x5a; 32];
+    let modes = [
+        Mode::Hash,
+        Mode::KeyedHash(&key),
+        Mode::DeriveKey("import ctx"),
+    ];
+    for (case, (lead, len, imported)) in [
+        (0, 1024, true),
+        (4, 1024, true),
+        (12, 64, true),
+        (16, 48, true),
+        (1, 1024, false),
+        (0, 100, false),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let mode = modes[case % modes.len()];
+        let count = (data.len() - 64) / len;
+        let records = &data[lead..lead + count * len];
+        let mut out = vec![[0u8; 32]; count];
+        engine
+            .hash_records_into(mode, records, len, &mut out)
+            .unwrap();
+        let what = format!("{count} records of {len} B from byte {lead}, {mode:?}");
+        for (index, (record, digest)) in records.chunks(len).zip(&out).enumerate() {
+            assert_eq!(*digest, reference(mode, record), "{what}: record {index}");
+        }
+        let timings = engine.last_gpu_timings().unwrap();
+        let expected = if imported { records.len() as u64 } else { 0 };
+        assert_eq!(timings.bytes_imported, expected, "{what}: {timings:?}");
+        assert!(timings.slabs >= 10, "{what}: {timings:?}");
+    }
+    // Equal lengths through offsets that start above 0: imported too.
+    let equal = blobs(5000, |_| 256);
+    let (packed, offsets) = common::pack(&equal, 8);
+    let mut out = vec![[0u8; 32]; equal.len()];
+    engine
+        .hash_packed_into(Mode::Hash, &packed, &offsets, &mut out)
+        .unwrap();
+    for (blob, digest) in equal.iter().zip(&out) {
+        assert_eq!(*digest, reference(Mode::Hash, blob), "256 B packed");
+    }
+    let timings = engine.last_gpu_timings().unwrap();
+    assert_eq!(timings.bytes_imported, 5000 * 256, "{timings:?}");
+    // Mixed lengths, packed and as slices: through the host staging.
+    let mixed = blobs(3000, |i| (i * 13) % 1100);
+    let (packed, offsets) = common::pack(&mixed, 4);
+    let mut out = vec![[0u8; 32]; mixed.len()];
+    engine
+        .hash_packed_into(Mode::Hash, &packed, &offsets, &mut out)
+        .unwrap();
+    for (blob, digest) in mixed.iter().zip(&out) {
+        assert_eq!(*digest, reference(Mode::Hash, blob), "mixed packed");
+    }
+    assert_eq!(engine.last_gpu_timings().unwrap().bytes_imported, 0);
+    check(&engine, Mode::Hash, &mixed, "mixed slices, import upload");
 }

@@ -11,6 +11,7 @@ use wgpu::WriteOnly;
 use super::buffers::{self, GpuBlobs};
 use super::device::{self, gpu_failed, timed_out, GpuDevice};
 use super::faults::{strikes, GpuFault, GpuFaultStage as Stage, Injector};
+use super::host_import::{addresses, Imports};
 use super::host_memory::HostBuffer;
 use super::info::{GpuInfo, GpuTimings};
 use super::layout;
@@ -132,7 +133,8 @@ impl Gpu {
     /// The time to move `bytes` from host memory into device memory the
     /// way a slab's upload does, at its best: copied on `threads` into a
     /// staging buffer (mapped, or in host memory with [`GpuUpload::Host`]),
-    /// then by the GPU into device memory (the buffers exist beforehand,
+    /// or with [`GpuUpload::Import`] imported where they lie, then by the
+    /// GPU into device memory (the buffers exist beforehand,
     /// untimed). The bound on the end-to-end rate of this path: where the
     /// driver places mapped memory on the card (resizable BAR), the CPU's
     /// writes cross the bus, not the GPU's copy.
@@ -157,7 +159,29 @@ impl Gpu {
         // Both outlive the copy's submission.
         let mut host_staging: Option<HostBuffer> = None;
         let mut mapped_staging: Option<wgpu::Buffer> = None;
-        if gpu.upload == GpuUpload::Host {
+        let importable =
+            (bytes.as_ptr() as usize).is_multiple_of(4) && bytes.len().is_multiple_of(4);
+        if let (GpuUpload::Import, Some(alignment), true) =
+            (gpu.upload, gpu.import_alignment, importable)
+        {
+            // The import's own cost, the driver pinning the pages, is the
+            // price of this path, so it is timed.
+            let mut imports = Imports::new(bytes, alignment);
+            let range = addresses(bytes);
+            started = Instant::now();
+            imports
+                .import(&gpu.device, &range, threads)
+                .map_err(|why| gpu_failed("importing host memory", why))?;
+            let mut at = 0;
+            for copy in imports.copies(&range) {
+                encoder.copy_buffer_to_buffer(copy.buffer, copy.offset, &target, at, copy.bytes);
+                at += copy.bytes;
+            }
+            let submission = gpu.queue.submit([encoder.finish()]);
+            gpu.wait(submission, self.timeout)?;
+            return Ok(started.elapsed());
+        }
+        if matches!(gpu.upload, GpuUpload::Host | GpuUpload::Import) {
             let staging = HostBuffer::new(&gpu.device, "bus staging", size)
                 .map_err(|why| gpu_failed("creating a host staging buffer", why))?;
             let staging = host_staging.insert(staging);
@@ -228,16 +252,28 @@ impl Gpu {
         self.device.check_faults()?;
         let fault = self.faults.as_ref().and_then(Injector::for_batch);
         let mut slabs = lock(&self.slabs);
+        // Where the blobs lie back to back, their pages can be imported.
+        let mut imports = match (self.device.upload, self.device.import_alignment) {
+            (GpuUpload::Import, Some(alignment)) => source
+                .contiguous_bytes(0, source.count())
+                .filter(|bytes| !bytes.is_empty())
+                .map(|bytes| Imports::new(bytes, alignment)),
+            _ => None,
+        };
         let batch = Batch {
             words,
             source,
             max_blob,
+            imports: imports.as_mut(),
         };
         let streamed = self.stream(&mut slabs, batch, out, threads, &mut timings, fault);
         if let Err(error) = streamed {
             // A failed batch leaves maps half done: let the device finish
-            // what was submitted, then start the next batch afresh.
+            // what was submitted, then start the next batch afresh. The
+            // imported pages are freed only then, while the caller's bytes
+            // are still borrowed.
             self.device.settle(self.timeout);
+            drop(imports);
             slabs.clear();
             // The device's own report (a loss, a validation error) names
             // the cause better than the operation that tripped over it.
@@ -254,7 +290,7 @@ impl Gpu {
     fn stream<S: BlobSource>(
         &self,
         slabs: &mut Vec<Slab>,
-        batch: Batch<'_, S>,
+        batch: Batch<'_, '_, S>,
         out: &mut [[u8; 32]],
         threads: Threads,
         timings: &mut GpuTimings,
@@ -269,6 +305,7 @@ impl Gpu {
             words,
             source,
             max_blob,
+            mut imports,
         } = batch;
         let total = source.count();
         while next_blob < total || !in_flight.is_empty() {
@@ -289,7 +326,14 @@ impl Gpu {
                 slab.ready_to_pack(&self.device, self.timeout)?;
                 timings.wait += clock.elapsed();
                 let clock = Instant::now();
-                let packed = slab.pack(source, next_blob, max_blob, threads)?;
+                let packed = slab.fill(
+                    &self.device,
+                    source,
+                    next_blob,
+                    max_blob,
+                    imports.as_deref_mut(),
+                    threads,
+                )?;
                 timings.pack += clock.elapsed();
                 if strikes(fault, Stage::DeviceLost, submitted) {
                     self.device.destroy();
@@ -297,7 +341,7 @@ impl Gpu {
                 if strikes(fault, Stage::Validation, submitted) {
                     self.device.submit_invalid_command();
                 }
-                slab.submit(&self.device, &packed, words);
+                slab.submit(&self.device, &packed, words, imports.as_deref());
                 timings.slabs += 1;
                 timings.gpu_blobs += packed.blobs.len();
                 timings.bytes_uploaded += packed.data_bytes
@@ -306,6 +350,9 @@ impl Gpu {
                         SlabLayout::Table => packed.count() * layout::ENTRY_BYTES,
                         SlabLayout::Records { .. } => 0,
                     };
+                if packed.imported.is_some() {
+                    timings.bytes_imported += packed.data_bytes;
+                }
                 next_blob = packed.blobs.end;
                 in_flight.push_back(InFlight {
                     slab: next_slab,
@@ -330,6 +377,11 @@ impl Gpu {
                 timings.wait += clock.elapsed();
                 let clock = Instant::now();
                 let stages = slab.read_back(&self.device, source, &done.packed, out, threads)?;
+                if let (Some(imports), Some(range)) =
+                    (imports.as_deref_mut(), &done.packed.imported)
+                {
+                    imports.release_through(range.end);
+                }
                 timings.readback += clock.elapsed();
                 if let (Some(sum), Some(stages)) = (gpu_stages.as_mut(), stages) {
                     for (sum, stage) in sum.iter_mut().zip(stages) {
@@ -355,11 +407,13 @@ impl Gpu {
 }
 
 /// What one batch on the GPU hashes: the blobs of `source` of at most
-/// `max_blob` bytes, in `words`' mode.
-struct Batch<'a, S> {
+/// `max_blob` bytes, in `words`' mode; `imports` where the slabs may copy
+/// the source's bytes from where they lie.
+struct Batch<'a, 'i, S> {
     words: ModeWords,
     source: &'a S,
     max_blob: usize,
+    imports: Option<&'i mut Imports<'a>>,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {

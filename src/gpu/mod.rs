@@ -24,6 +24,8 @@ mod buffers;
 #[cfg(feature = "gpu")]
 mod device;
 #[cfg(feature = "gpu")]
+mod host_import;
+#[cfg(feature = "gpu")]
 mod host_memory;
 #[cfg(feature = "gpu")]
 mod layout;

@@ -45,6 +45,10 @@ pub(crate) struct Packed {
     pub tree: Vec<Level>,
     /// Bytes of those trees' jobs.
     pub job_bytes: u64,
+    /// The addresses of the caller's bytes the slab's data is copied from
+    /// where they were imported ([`records_in_place`]); `None` where it was
+    /// packed.
+    pub imported: Option<Range<usize>>,
 }
 
 impl Packed {
@@ -89,6 +93,51 @@ pub(crate) fn pack<S: BlobSource>(
             pack_records(bytes, len, start, end, plan, view.data, threads)
         }
         _ => pack_table(source, start..end, plan, max_blob, view, threads),
+    }
+}
+
+/// The blobs from `start` on that the slab can take straight from the
+/// caller's memory, as records whose stride is their length: blobs of one
+/// length, a whole number of loads of at most 1 KiB (and `max_blob`), back
+/// to back from a 4-byte boundary (the GPU's copies move whole words).
+/// Their bytes, and the slab as [`pack`] would have packed it.
+pub(crate) fn records_in_place<S: BlobSource>(
+    source: &S,
+    start: usize,
+    plan: SlabPlan,
+    max_blob: usize,
+) -> Option<(&[u8], Packed)> {
+    let end = source.count().min(start + plan.entries as usize);
+    let (bytes, len) = source.back_to_back(start, end)?;
+    let fits = len > 0
+        && len.is_multiple_of(LOAD_BYTES)
+        && len <= MAX_ONE_INVOCATION.min(max_blob)
+        && (bytes.as_ptr() as usize).is_multiple_of(4);
+    if !fits {
+        return None;
+    }
+    let count = (end - start).min(plan.data_bytes as usize / len);
+    let bytes = &bytes[..count * len];
+    let mut packed = records(start, count, len);
+    packed.imported = Some(super::host_import::addresses(bytes));
+    Some((bytes, packed))
+}
+
+/// What a slab of `count` records of `len` bytes from blob `start` holds.
+fn records(start: usize, count: usize, len: usize) -> Packed {
+    let stride = padded_len(len);
+    Packed {
+        blobs: start..start + count,
+        data_bytes: (count * stride) as u64,
+        skipped: false,
+        max_blob: len,
+        layout: SlabLayout::Records {
+            len: len as u32,
+            stride: (stride / LOAD_BYTES) as u32,
+        },
+        tree: Vec::new(),
+        job_bytes: 0,
+        imported: None,
     }
 }
 
@@ -143,18 +192,7 @@ fn pack_records(
             }
         }
     });
-    Packed {
-        blobs: start..start + count,
-        data_bytes: data_bytes as u64,
-        skipped: false,
-        max_blob: len,
-        layout: SlabLayout::Records {
-            len: len as u32,
-            stride: (stride / LOAD_BYTES) as u32,
-        },
-        tree: Vec::new(),
-        job_bytes: 0,
-    }
+    records(start, count, len)
 }
 
 /// Blobs `start..end` of any lengths, through the table, with the jobs of
@@ -273,6 +311,7 @@ fn pack_table<S: BlobSource>(
         layout: SlabLayout::Table,
         tree,
         job_bytes,
+        imported: None,
     }
 }
 

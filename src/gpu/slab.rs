@@ -13,12 +13,13 @@ use std::time::Duration;
 use wgpu::WriteOnly;
 
 use super::device::{gpu_failed, GpuDevice};
+use super::host_import::{addresses, Imports};
 use super::host_memory::HostBuffer;
 use super::layout::{
     level_bytes, Params, CV_BYTES, DIGEST_BYTES, ENTRY_BYTES, JOB_BYTES, LEVEL_BYTES, LOAD_BYTES,
     MAX_ONE_INVOCATION,
 };
-use super::pack::{pack, Packed, SlabLayout, SlabView};
+use super::pack::{pack, records_in_place, Packed, SlabLayout, SlabView};
 use super::settings::GpuUpload;
 use crate::blobs::BlobSource;
 use crate::cpu::batch::Threads;
@@ -205,7 +206,7 @@ impl Slab {
         let (staging, device_input) = match gpu.upload {
             GpuUpload::Copy => (mapped(U::MAP_WRITE | U::COPY_SRC), device_input()),
             GpuUpload::Direct => (mapped(U::MAP_WRITE | U::STORAGE), None),
-            GpuUpload::Host => {
+            GpuUpload::Host | GpuUpload::Import => {
                 let memory = HostBuffer::new(device, "host staging", staging_bytes)
                     .map_err(|why| gpu_failed("creating a slab's host staging buffer", why))?;
                 let staging = Staging::Host { memory, busy: None };
@@ -297,6 +298,33 @@ impl Slab {
         }
     }
 
+    /// Takes blobs from `start` on straight from the caller's memory where
+    /// they lie there as the shader reads them and `imports` covers them
+    /// ([`pack::records_in_place`]), importing the pages they span; else
+    /// packs them ([`pack`](Self::pack)).
+    pub(crate) fn fill<S: BlobSource>(
+        &mut self,
+        gpu: &GpuDevice,
+        source: &S,
+        start: usize,
+        max_blob: usize,
+        imports: Option<&mut Imports<'_>>,
+        threads: Threads,
+    ) -> Result<Packed, Error> {
+        let max_blob = max_blob.min(self.plan.max_blob());
+        if let Some(imports) = imports {
+            if let Some((bytes, packed)) = records_in_place(source, start, self.plan, max_blob) {
+                if imports.holds(bytes) {
+                    imports
+                        .import(&gpu.device, &addresses(bytes), threads)
+                        .map_err(|why| gpu_failed("importing the caller's memory", why))?;
+                    return Ok(packed);
+                }
+            }
+        }
+        self.pack(source, start, max_blob, threads)
+    }
+
     /// Packs blobs from `start` on into the mapped staging buffer until the
     /// slab or the batch is full ([`pack`]); blobs over `max_blob` bytes
     /// are left to the CPU.
@@ -354,7 +382,14 @@ impl Slab {
     /// Records and submits upload, dispatch and download for a packed slab,
     /// then asks for both the readback and, for the next use, the staging
     /// buffer to be mapped when the GPU is done.
-    pub(crate) fn submit(&mut self, gpu: &GpuDevice, packed: &Packed, words: ModeWords) {
+    /// Slabs whose data was imported are copied from `imports`.
+    pub(crate) fn submit(
+        &mut self,
+        gpu: &GpuDevice,
+        packed: &Packed,
+        words: ModeWords,
+        imports: Option<&Imports<'_>>,
+    ) {
         let count = packed.count();
         let (params, pipeline) = match packed.layout {
             SlabLayout::Table => (Params::table(words, count as u32), &gpu.table_pipeline),
@@ -390,9 +425,27 @@ impl Slab {
             if packed.layout == SlabLayout::Table {
                 encoder.copy_buffer_to_buffer(staging, 0, table, 0, count * ENTRY_BYTES);
             }
-            if packed.data_bytes > 0 {
-                let (from, bytes) = (self.data_offset, packed.data_bytes);
-                encoder.copy_buffer_to_buffer(staging, from, data, 0, bytes);
+            match (&packed.imported, imports) {
+                (Some(range), Some(imports)) => {
+                    let mut at = 0;
+                    for copy in imports.copies(range) {
+                        encoder.copy_buffer_to_buffer(
+                            copy.buffer,
+                            copy.offset,
+                            data,
+                            at,
+                            copy.bytes,
+                        );
+                        at += copy.bytes;
+                    }
+                    debug_assert_eq!(at, packed.data_bytes);
+                }
+                _ if packed.data_bytes > 0 => {
+                    debug_assert!(packed.imported.is_none(), "imported without imports");
+                    let (from, bytes) = (self.data_offset, packed.data_bytes);
+                    encoder.copy_buffer_to_buffer(staging, from, data, 0, bytes);
+                }
+                _ => {}
             }
             if packed.job_bytes > 0 {
                 let (from, bytes) = (self.jobs_offset, packed.job_bytes);
