@@ -16,6 +16,7 @@ use crate::gpu::GpuBlobs;
 use crate::gpu::{self, DeviceSettings, Gpu, GpuInfo, GpuTimings, GpuUpload};
 use crate::mode::Mode;
 use crate::offsets::SharedCheck;
+use crate::pinned::PinnedBuffer;
 use crate::profile::{cpu_model, profile_path};
 use crate::scheduler::{self, BatchShape, Choice, Plan, Profile};
 
@@ -562,6 +563,25 @@ impl Engine {
             }
             .into()),
         }
+    }
+
+    /// A zeroed buffer of `len` bytes for batches, in pinned host memory of
+    /// the engine's GPU, which copies records and equal-length packed blobs
+    /// from there without packing them ([`PinnedBuffer`]); ordinary memory
+    /// where the engine has no GPU or its GPU cannot pin memory for it.
+    ///
+    /// Fails with [`ErrorKind::Gpu`] when the GPU cannot allocate it: more
+    /// than the adapter's largest buffer, or out of memory.
+    pub fn pinned_buffer(&self, len: usize) -> Result<PinnedBuffer, Error> {
+        #[cfg(feature = "gpu")]
+        if let Some(gpu) = &self.inner.gpu {
+            if len > 0 {
+                if let Some(memory) = gpu.pinned_memory(len, self.cpu_threads())? {
+                    return Ok(PinnedBuffer::pinned(memory));
+                }
+            }
+        }
+        Ok(PinnedBuffer::heap(len))
     }
 
     /// How this engine's GPU receives blobs from host memory, and its

@@ -27,6 +27,7 @@ mod error;
 mod gpu;
 mod mode;
 mod offsets;
+mod pinned;
 mod profile;
 mod scheduler;
 
@@ -43,6 +44,7 @@ pub use gpu::{GpuBlobs, GpuOffsets};
 #[doc(hidden)]
 pub use gpu::{GpuFault, GpuFaultStage};
 pub use mode::Mode;
+pub use pinned::PinnedBuffer;
 pub use profile::{cpu_model, profile_path, PROFILE_ENV};
 pub use scheduler::{BatchShape, Choice, CpuRates, GpuRates, Plan, Profile};
 /// The `wgpu` the GPU path is built on: its devices and buffers are what

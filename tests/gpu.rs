@@ -418,8 +418,6 @@ fn uploads_and_workgroup_sizes() {
         (GpuUpload::Direct, 128),
         (GpuUpload::Host, 64),
         (GpuUpload::Host, 256),
-        (GpuUpload::Import, 64),
-        (GpuUpload::Import, 256),
     ] {
         let built = Engine::builder()
             .backend(Backend::Gpu)
@@ -431,13 +429,12 @@ fn uploads_and_workgroup_sizes() {
         let engine = match built {
             Ok(engine) => engine,
             Err(error) => {
-                let lacks = match upload {
-                    GpuUpload::Direct => "MAPPABLE_PRIMARY_BUFFERS",
-                    GpuUpload::Import => "import upload",
-                    _ => panic!("{upload:?}: {error}"),
-                };
-                assert!(error.to_string().contains(lacks), "{error}");
-                eprintln!("this adapter has no {} upload: {error}", upload.name());
+                assert_eq!(upload, GpuUpload::Direct, "{error}");
+                assert!(
+                    error.to_string().contains("MAPPABLE_PRIMARY_BUFFERS"),
+                    "{error}"
+                );
+                eprintln!("this adapter has no direct upload: {error}");
                 continue;
             }
         };
@@ -454,13 +451,7 @@ fn uploads_and_workgroup_sizes() {
         for (record, digest) in records.chunks(64).zip(&out) {
             assert_eq!(*digest, reference(Mode::Hash, record), "{what}");
         }
-        let imported = engine.last_gpu_timings().unwrap().bytes_imported;
-        let expected = if upload == GpuUpload::Import {
-            records.len() as u64
-        } else {
-            0
-        };
-        assert_eq!(imported, expected, "{what}");
+        assert_eq!(engine.last_gpu_timings().unwrap().bytes_in_place, 0);
     }
     for size in [0, 16, 48, 1 << 20] {
         let error = Engine::builder()
@@ -584,12 +575,7 @@ fn a_split_through_every_upload() {
     }
     let batch = blobs(6000, |i| if i % 40 == 3 { 1500 + i } else { i % 1025 });
     let records: Vec<u8> = (0..64 * 40_000).map(|i| (i % 241) as u8).collect();
-    for upload in [
-        GpuUpload::Copy,
-        GpuUpload::Direct,
-        GpuUpload::Host,
-        GpuUpload::Import,
-    ] {
+    for upload in [GpuUpload::Copy, GpuUpload::Direct, GpuUpload::Host] {
         let built = Engine::builder()
             .backend(Backend::Auto)
             .threads(2)
@@ -598,12 +584,9 @@ fn a_split_through_every_upload() {
             .gpu_share(0.5)
             .build();
         let Ok(engine) = built else {
-            // As `uploads_and_workgroup_sizes` checks, only Direct and
-            // Import may be missing.
-            assert!(
-                matches!(upload, GpuUpload::Direct | GpuUpload::Import),
-                "{built:?}"
-            );
+            // As `uploads_and_workgroup_sizes` checks, only Direct may be
+            // missing.
+            assert_eq!(upload, GpuUpload::Direct, "{built:?}");
             continue;
         };
         check(
@@ -619,67 +602,56 @@ fn a_split_through_every_upload() {
             .count();
         assert_eq!(timings.gpu_blobs + long, 3000, "{upload:?}: {timings:?}");
         assert!(timings.slabs >= 2, "{upload:?}: {timings:?}");
-        // Records: the GPU's half imported where the upload does that.
+        // Records in a pinned buffer: the GPU's half copied from where it
+        // lies, except with the direct upload, which packs it.
+        let mut pinned = engine.pinned_buffer(records.len()).unwrap();
+        pinned.copy_from_slice(&records);
         let mut out = vec![[0u8; 32]; records.len() / 64];
         engine
-            .hash_records_into(Mode::Hash, &records, 64, &mut out)
+            .hash_records_into(Mode::Hash, &pinned, 64, &mut out)
             .unwrap();
         for (record, digest) in records.chunks(64).zip(&out) {
             assert_eq!(*digest, reference(Mode::Hash, record), "{upload:?}");
         }
         let timings = engine.last_gpu_timings().unwrap();
         assert_eq!(timings.gpu_blobs, out.len() / 2, "{upload:?}: {timings:?}");
-        let imported = match upload {
-            GpuUpload::Import => 64 * timings.gpu_blobs as u64,
-            _ => 0,
+        let in_place = match pinned.is_pinned() {
+            true => 64 * timings.gpu_blobs as u64,
+            false => 0,
         };
-        assert_eq!(timings.bytes_imported, imported, "{upload:?}: {timings:?}");
+        assert_eq!(timings.bytes_in_place, in_place, "{upload:?}: {timings:?}");
+        assert_eq!(
+            pinned.is_pinned(),
+            upload != GpuUpload::Direct,
+            "{upload:?}"
+        );
     }
 }
 
-/// With the import upload, blobs of one length that lie back to back as the
-/// shader reads them (a whole number of 16-byte loads, from a 4-byte
-/// boundary) are copied by the GPU straight from the caller's pages, over
-/// several imported pieces and many slabs, in every mode; other layouts are
-/// packed as with the host upload. Every digest matches `blake3`.
+/// Records and equal-length packed blobs in a pinned buffer are copied by
+/// the GPU from where they lie (from any 4-byte boundary of it, over many
+/// slabs, in every mode); other layouts in it, and a slice that starts off
+/// a 4-byte boundary, are packed. Every digest matches `blake3`.
 #[test]
-fn the_import_upload_reads_the_callers_memory() {
-    if gpu_engine(None).is_none() {
+fn a_pinned_buffer_is_copied_from_where_it_lies() {
+    let Some(engine) = gpu_engine(Some(4 << 20)) else {
         return;
-    }
-    let built = Engine::builder()
-        .backend(Backend::Gpu)
-        .threads(2)
-        .gpu_memory_budget(4 << 20)
-        .gpu_upload(GpuUpload::Import)
-        .build();
-    let engine = match built {
-        Ok(engine) => engine,
-        Err(error) => {
-            assert!(
-                matches!(error.kind(), ErrorKind::BackendUnavailable { .. })
-                    && error.to_string().contains("import upload"),
-                "{error}"
-            );
-            eprintln!("this adapter cannot import host memory: {error}");
-            return;
-        }
     };
-    assert_eq!(
-        engine.gpu_settings().map(|(upload, _)| upload),
-        Some(GpuUpload::Import)
-    );
-    // 20 MiB: three 8 MiB pieces, slabs of 273 KB that straddle them.
-    let data: Vec<u8> = (0..(20 << 20) + 64)
-        .map(|i: usize| (i * 7 + i / 4093) as u8)
-        .collect();
+    let len = (20 << 20) + 64;
+    let mut pinned = engine.pinned_buffer(len).unwrap();
+    assert!(pinned.is_pinned(), "{pinned:?}");
+    assert_eq!(pinned.len(), len);
+    assert!(pinned.iter().all(|&byte| byte == 0), "not zeroed");
+    for (i, byte) in pinned.iter_mut().enumerate() {
+        *byte = (i * 7 + i / 4093) as u8;
+    }
     let key = [0x5a; 32];
     let modes = [
         Mode::Hash,
         Mode::KeyedHash(&key),
-        Mode::DeriveKey("import ctx"),
+        Mode::DeriveKey("pinned ctx"),
     ];
-    for (case, (lead, len, imported)) in [
+    for (case, (lead, size, in_place)) in [
         (0, 1024, true),
         (4, 1024, true),
         (12, 64, true),
@@ -691,43 +663,97 @@ fn the_import_upload_reads_the_callers_memory() {
     .enumerate()
     {
         let mode = modes[case % modes.len()];
-        let count = (data.len() - 64) / len;
-        let records = &data[lead..lead + count * len];
+        let count = (len - 64) / size;
+        let records = &pinned[lead..lead + count * size];
         let mut out = vec![[0u8; 32]; count];
         engine
-            .hash_records_into(mode, records, len, &mut out)
+            .hash_records_into(mode, records, size, &mut out)
             .unwrap();
-        let what = format!("{count} records of {len} B from byte {lead}, {mode:?}");
-        for (index, (record, digest)) in records.chunks(len).zip(&out).enumerate() {
+        let what = format!("{count} records of {size} B from byte {lead}, {mode:?}");
+        for (index, (record, digest)) in records.chunks(size).zip(&out).enumerate() {
             assert_eq!(*digest, reference(mode, record), "{what}: record {index}");
         }
         let timings = engine.last_gpu_timings().unwrap();
-        let expected = if imported { records.len() as u64 } else { 0 };
-        assert_eq!(timings.bytes_imported, expected, "{what}: {timings:?}");
+        let expected = if in_place { records.len() as u64 } else { 0 };
+        assert_eq!(timings.bytes_in_place, expected, "{what}: {timings:?}");
         assert!(timings.slabs >= 10, "{what}: {timings:?}");
     }
-    // Equal lengths through offsets that start above 0: imported too.
+    // Equal lengths through offsets that start above 0: in place too.
     let equal = blobs(5000, |_| 256);
     let (packed, offsets) = common::pack(&equal, 8);
+    pinned[..packed.len()].copy_from_slice(&packed);
     let mut out = vec![[0u8; 32]; equal.len()];
     engine
-        .hash_packed_into(Mode::Hash, &packed, &offsets, &mut out)
+        .hash_packed_into(Mode::Hash, &pinned[..packed.len()], &offsets, &mut out)
         .unwrap();
     for (blob, digest) in equal.iter().zip(&out) {
         assert_eq!(*digest, reference(Mode::Hash, blob), "256 B packed");
     }
     let timings = engine.last_gpu_timings().unwrap();
-    assert_eq!(timings.bytes_imported, 5000 * 256, "{timings:?}");
-    // Mixed lengths, packed and as slices: through the host staging.
+    assert_eq!(timings.bytes_in_place, 5000 * 256, "{timings:?}");
+    // Mixed lengths: packed, from the same buffer.
     let mixed = blobs(3000, |i| (i * 13) % 1100);
     let (packed, offsets) = common::pack(&mixed, 4);
+    pinned[..packed.len()].copy_from_slice(&packed);
     let mut out = vec![[0u8; 32]; mixed.len()];
     engine
-        .hash_packed_into(Mode::Hash, &packed, &offsets, &mut out)
+        .hash_packed_into(Mode::Hash, &pinned, &offsets, &mut out)
         .unwrap();
     for (blob, digest) in mixed.iter().zip(&out) {
         assert_eq!(*digest, reference(Mode::Hash, blob), "mixed packed");
     }
-    assert_eq!(engine.last_gpu_timings().unwrap().bytes_imported, 0);
-    check(&engine, Mode::Hash, &mixed, "mixed slices, import upload");
+    assert_eq!(engine.last_gpu_timings().unwrap().bytes_in_place, 0);
+    // The same bytes in a Vec: packed, and the same digests.
+    let copy = pinned[..len - 64].to_vec();
+    let mut from_vec = vec![[0u8; 32]; copy.len() / 1024];
+    engine
+        .hash_records_into(Mode::Hash, &copy, 1024, &mut from_vec)
+        .unwrap();
+    assert_eq!(engine.last_gpu_timings().unwrap().bytes_in_place, 0);
+    let mut from_pinned = vec![[0u8; 32]; from_vec.len()];
+    engine
+        .hash_records_into(Mode::Hash, &pinned[..len - 64], 1024, &mut from_pinned)
+        .unwrap();
+    assert!(
+        from_vec == from_pinned,
+        "a Vec and a pinned buffer disagree"
+    );
+}
+
+/// Every engine gives a pinned buffer that hashes right: ordinary memory
+/// without a GPU; too large a buffer for the adapter is an error that
+/// says what to do, and an empty one is fine.
+#[test]
+fn pinned_buffers_on_every_engine() {
+    let cpu = Engine::builder().backend(Backend::Cpu).build().unwrap();
+    let mut buffer = cpu.pinned_buffer(64 * 100).unwrap();
+    assert!(!buffer.is_pinned());
+    for (i, byte) in buffer.iter_mut().enumerate() {
+        *byte = i as u8;
+    }
+    let mut out = vec![[0u8; 32]; 100];
+    cpu.hash_records_into(Mode::Hash, &buffer, 64, &mut out)
+        .unwrap();
+    assert_eq!(out[99], reference(Mode::Hash, &buffer[99 * 64..]));
+    assert!(cpu.pinned_buffer(0).unwrap().is_empty());
+    let Some(gpu) = gpu_engine(None) else {
+        return;
+    };
+    assert!(gpu.pinned_buffer(0).unwrap().is_empty());
+    let error = gpu.pinned_buffer(1 << 46).unwrap_err();
+    assert!(
+        matches!(error.kind(), ErrorKind::Gpu { .. })
+            && error.to_string().contains("largest buffer"),
+        "{error}"
+    );
+    // Dropped buffers leave nothing behind: a new one at the same place
+    // hashes its own bytes.
+    for round in 0..3u8 {
+        let mut buffer = gpu.pinned_buffer(1024 * 64).unwrap();
+        buffer.fill(round);
+        let mut out = vec![[0u8; 32]; 64];
+        gpu.hash_records_into(Mode::Hash, &buffer, 1024, &mut out)
+            .unwrap();
+        assert_eq!(out[63], reference(Mode::Hash, &[round; 1024]), "{round}");
+    }
 }

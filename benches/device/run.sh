@@ -6,12 +6,11 @@
 # each under its own timeout, the ones the open issue needs first (device
 # time is short):
 #   1. the card, the loader, b3batch info;
-#   2. the vectors and the GPU tests on the card, through the import upload
-#      (which packs what it cannot import as the host upload does);
-#   3. b3batch bench, GPU columns, 256 MiB a case: the copy, host and import
-#      uploads side by side, then 1 GiB of 1 KiB blobs through the import
-#      upload, and blobs of 4 KiB to 1 MiB (trees) through copy and host,
-#      with the packing and copy stages;
+#   2. the vectors and the GPU tests on the card, through the host upload;
+#   3. b3batch bench, GPU columns, 256 MiB a case: the copy and the host
+#      upload side by side, then 1 GiB of 1 KiB blobs through the host
+#      upload, and blobs of 4 KiB to 1 MiB (trees) through both, with the
+#      packing and copy stages;
 #   4. auto.sh: calibrate, then Auto, the forced choices and a forced split
 #      from 1 MiB to 1 GiB;
 #   5. the GPU-buffer tests, the other workgroup size, the card's own
@@ -30,19 +29,19 @@ nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,pcie.link.gen.current,p
 lscpu | grep -E "Model name|^CPU\(s\)"
 timeout 30 b3batch info 2>&1
 
-step tests on the card, import upload
+step tests on the card, host upload
 for t in vectors gpu; do
-    B3BATCH_GPU_UPLOAD=import timeout 90 ".dev/test-$t" --test-threads 8 2>&1 |
+    B3BATCH_GPU_UPLOAD=host timeout 90 ".dev/test-$t" --test-threads 8 2>&1 |
         grep -E "test result|panicked|FAILED|error"
 done
 
-for upload in copy host import; do
+for upload in copy host; do
     step bench, $upload upload
     B3BATCH_GPU_UPLOAD=$upload timeout 60 b3batch --quiet --gpu-memory 2048 bench --backend gpu \
         --sizes 64,1024,mixed --bytes $big --reps 5 --json "$OUT/bench-$upload.json" 2>&1
 done
-export B3BATCH_GPU_UPLOAD=import
-step bench 1 GiB of 1 KiB, import upload
+export B3BATCH_GPU_UPLOAD=host
+step bench 1 GiB of 1 KiB, host upload
 timeout 60 b3batch --quiet --gpu-memory 4096 bench --backend gpu --sizes 1024 \
     --bytes 1073741824 --reps 3 2>&1
 for upload in copy host; do
@@ -51,13 +50,13 @@ for upload in copy host; do
         --stages --sizes 4096,65536,1048576 --bytes $big --reps 3 2>&1
 done
 
-step calibrate, then Auto and the split, import upload
+step calibrate, then Auto and the split, host upload
 bash "$(dirname "$0")/auto.sh" 2>&1 | grep -v "^=== done"
 
 step GPU-buffer tests
-timeout 60 .dev/test-gpu_buffers --test-threads 8 2>&1 |
+B3BATCH_GPU_UPLOAD=host timeout 60 .dev/test-gpu_buffers --test-threads 8 2>&1 |
     grep -E "test result|panicked|FAILED|error"
-step bench workgroup 256, import upload
+step bench workgroup 256, host upload
 B3BATCH_GPU_WORKGROUP=256 timeout 40 b3batch --quiet --gpu-memory 2048 bench --backend gpu \
     --sizes 64,1024 --bytes $big --reps 5 2>&1
 step card reference

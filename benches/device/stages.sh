@@ -1,12 +1,12 @@
 #!/bin/bash
 # Where the GPU path's time goes on a lent NVIDIA machine: for each upload
-# ($UPLOADS, all three by default) and two slab sizes, the end-to-end rate
-# beside its stages (packing, or with the import upload pinning, on the CPU;
-# the copy into device memory timed on the GPU), as rates of the batch's
-# bytes. Needs .dev/b3batch and .gl/ as run.sh does; run as
+# ($UPLOADS, host and copy by default) and two slab sizes, the end-to-end
+# rate beside its stages (packing on the CPU, the copy into device memory
+# timed on the GPU) and the rate from a pinned buffer, as rates of the
+# batch's bytes. Needs .dev/b3batch and .gl/ as run.sh does; run as
 #   bash benches/device/stages.sh 2>&1 | tee $OUT/stages.log
 source "$(dirname "$0")/setup.sh"
-for upload in ${UPLOADS:-import host copy}; do
+for upload in ${UPLOADS:-host copy}; do
     for memory in 512 2048; do
         step 1 GiB of 1 KiB, $upload upload, --gpu-memory $memory
         B3BATCH_GPU_UPLOAD=$upload timeout 45 b3batch --quiet --gpu-memory $memory bench \

@@ -3,7 +3,7 @@
 //! already live in the caller's GPU buffers.
 
 use std::collections::VecDeque;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use wgpu::WriteOnly;
@@ -11,11 +11,11 @@ use wgpu::WriteOnly;
 use super::buffers::{self, GpuBlobs};
 use super::device::{self, gpu_failed, timed_out, GpuDevice};
 use super::faults::{strikes, GpuFault, GpuFaultStage as Stage, Injector};
-use super::host_import::{addresses, Imports};
 use super::host_memory::HostBuffer;
 use super::info::{GpuInfo, GpuTimings};
 use super::layout;
 use super::pack::{self, Packed, SlabLayout};
+use super::pinned::{InPlace, PinnedMemory, Registry};
 use super::settings::{DeviceSettings, GpuUpload};
 use super::slab::{Slab, SlabPlan, SLABS};
 use crate::blobs::BlobSource;
@@ -44,6 +44,8 @@ pub(crate) struct Gpu {
     /// first; the lock also makes such calls take turns.
     buffer_scratch: Mutex<Option<buffers::Scratch>>,
     last_timings: Mutex<Option<GpuTimings>>,
+    /// The pinned buffers made on this device, which batches copy from.
+    pinned: Arc<Registry>,
     /// A fault to inject (tests only; see `faults.rs`).
     faults: Option<Injector>,
 }
@@ -96,6 +98,7 @@ impl Gpu {
             slabs: Mutex::new(Vec::new()),
             buffer_scratch: Mutex::new(None),
             last_timings: Mutex::new(None),
+            pinned: Arc::default(),
             faults: settings.fault.map(Injector::new),
         })
     }
@@ -133,8 +136,7 @@ impl Gpu {
     /// The time to move `bytes` from host memory into device memory the
     /// way a slab's upload does, at its best: copied on `threads` into a
     /// staging buffer (mapped, or in host memory with [`GpuUpload::Host`]),
-    /// or with [`GpuUpload::Import`] imported where they lie, then by the
-    /// GPU into device memory (the buffers exist beforehand,
+    /// then by the GPU into device memory (the buffers exist beforehand,
     /// untimed). The bound on the end-to-end rate of this path: where the
     /// driver places mapped memory on the card (resizable BAR), the CPU's
     /// writes cross the bus, not the GPU's copy.
@@ -159,29 +161,7 @@ impl Gpu {
         // Both outlive the copy's submission.
         let mut host_staging: Option<HostBuffer> = None;
         let mut mapped_staging: Option<wgpu::Buffer> = None;
-        let importable =
-            (bytes.as_ptr() as usize).is_multiple_of(4) && bytes.len().is_multiple_of(4);
-        if let (GpuUpload::Import, Some(alignment), true) =
-            (gpu.upload, gpu.import_alignment, importable)
-        {
-            // The import's own cost, the driver pinning the pages, is the
-            // price of this path, so it is timed.
-            let mut imports = Imports::new(bytes, alignment);
-            let range = addresses(bytes);
-            started = Instant::now();
-            imports
-                .import(&gpu.device, &range, threads)
-                .map_err(|why| gpu_failed("importing host memory", why))?;
-            let mut at = 0;
-            for copy in imports.copies(&range) {
-                encoder.copy_buffer_to_buffer(copy.buffer, copy.offset, &target, at, copy.bytes);
-                at += copy.bytes;
-            }
-            let submission = gpu.queue.submit([encoder.finish()]);
-            gpu.wait(submission, self.timeout)?;
-            return Ok(started.elapsed());
-        }
-        if matches!(gpu.upload, GpuUpload::Host | GpuUpload::Import) {
+        if gpu.upload == GpuUpload::Host {
             let staging = HostBuffer::new(&gpu.device, "bus staging", size)
                 .map_err(|why| gpu_failed("creating a host staging buffer", why))?;
             let staging = host_staging.insert(staging);
@@ -213,6 +193,38 @@ impl Gpu {
         let submission = gpu.queue.submit([encoder.finish()]);
         gpu.wait(submission, self.timeout)?;
         Ok(started.elapsed())
+    }
+
+    /// `len` bytes (at least one) of pinned host memory on this device,
+    /// zeroed on `threads`, which batches whose bytes lie in it copy from;
+    /// `None` where slabs cannot copy from it: off Vulkan, where the engine
+    /// cannot allocate host memory, and with the direct upload, where slabs
+    /// have no device memory to copy into.
+    pub(crate) fn pinned_memory(
+        &self,
+        len: usize,
+        threads: Threads,
+    ) -> Result<Option<PinnedMemory>, Error> {
+        if self.device.info.api != "Vulkan" || self.device.upload == GpuUpload::Direct {
+            return Ok(None);
+        }
+        let largest = self.device.limits.max_buffer_size;
+        if len as u64 > largest {
+            return Err(gpu_failed(
+                "allocating a pinned buffer",
+                format!(
+                    "{len} bytes is more than this adapter's largest buffer ({largest} bytes); \
+                     use several pinned buffers, a batch in each"
+                ),
+            ));
+        }
+        let zero = |bytes: &mut [u8]| {
+            let pieces: Vec<_> = bytes.chunks_mut(4 << 20).collect();
+            threads.for_each(pieces, |piece| piece.fill(0));
+        };
+        PinnedMemory::new(&self.device.device, Arc::clone(&self.pinned), len, zero)
+            .map(Some)
+            .map_err(|why| gpu_failed("allocating a pinned buffer", why))
     }
 
     /// The adapter in use.
@@ -252,28 +264,22 @@ impl Gpu {
         self.device.check_faults()?;
         let fault = self.faults.as_ref().and_then(Injector::for_batch);
         let mut slabs = lock(&self.slabs);
-        // Where the blobs lie back to back, their pages can be imported.
-        let mut imports = match (self.device.upload, self.device.import_alignment) {
-            (GpuUpload::Import, Some(alignment)) => source
-                .contiguous_bytes(0, source.count())
-                .filter(|bytes| !bytes.is_empty())
-                .map(|bytes| Imports::new(bytes, alignment)),
-            _ => None,
-        };
+        // Blobs that lie back to back in a pinned buffer may be copied
+        // from there.
+        let in_place = source
+            .contiguous_bytes(0, source.count())
+            .and_then(|bytes| self.pinned.find(bytes));
         let batch = Batch {
             words,
             source,
             max_blob,
-            imports: imports.as_mut(),
+            in_place,
         };
         let streamed = self.stream(&mut slabs, batch, out, threads, &mut timings, fault);
         if let Err(error) = streamed {
             // A failed batch leaves maps half done: let the device finish
-            // what was submitted, then start the next batch afresh. The
-            // imported pages are freed only then, while the caller's bytes
-            // are still borrowed.
+            // what was submitted, then start the next batch afresh.
             self.device.settle(self.timeout);
-            drop(imports);
             slabs.clear();
             // The device's own report (a loss, a validation error) names
             // the cause better than the operation that tripped over it.
@@ -290,7 +296,7 @@ impl Gpu {
     fn stream<S: BlobSource>(
         &self,
         slabs: &mut Vec<Slab>,
-        batch: Batch<'_, '_, S>,
+        batch: Batch<'_, S>,
         out: &mut [[u8; 32]],
         threads: Threads,
         timings: &mut GpuTimings,
@@ -305,7 +311,7 @@ impl Gpu {
             words,
             source,
             max_blob,
-            mut imports,
+            in_place,
         } = batch;
         let total = source.count();
         while next_blob < total || !in_flight.is_empty() {
@@ -326,14 +332,7 @@ impl Gpu {
                 slab.ready_to_pack(&self.device, self.timeout)?;
                 timings.wait += clock.elapsed();
                 let clock = Instant::now();
-                let packed = slab.fill(
-                    &self.device,
-                    source,
-                    next_blob,
-                    max_blob,
-                    imports.as_deref_mut(),
-                    threads,
-                )?;
+                let packed = slab.fill(source, next_blob, max_blob, in_place.as_ref(), threads)?;
                 timings.pack += clock.elapsed();
                 if strikes(fault, Stage::DeviceLost, submitted) {
                     self.device.destroy();
@@ -341,7 +340,7 @@ impl Gpu {
                 if strikes(fault, Stage::Validation, submitted) {
                     self.device.submit_invalid_command();
                 }
-                slab.submit(&self.device, &packed, words, imports.as_deref());
+                slab.submit(&self.device, &packed, words, in_place.as_ref());
                 timings.slabs += 1;
                 timings.gpu_blobs += packed.blobs.len();
                 timings.bytes_uploaded += packed.data_bytes
@@ -350,8 +349,8 @@ impl Gpu {
                         SlabLayout::Table => packed.count() * layout::ENTRY_BYTES,
                         SlabLayout::Records { .. } => 0,
                     };
-                if packed.imported.is_some() {
-                    timings.bytes_imported += packed.data_bytes;
+                if packed.in_place.is_some() {
+                    timings.bytes_in_place += packed.data_bytes;
                 }
                 next_blob = packed.blobs.end;
                 in_flight.push_back(InFlight {
@@ -377,11 +376,6 @@ impl Gpu {
                 timings.wait += clock.elapsed();
                 let clock = Instant::now();
                 let stages = slab.read_back(&self.device, source, &done.packed, out, threads)?;
-                if let (Some(imports), Some(range)) =
-                    (imports.as_deref_mut(), &done.packed.imported)
-                {
-                    imports.release_through(range.end);
-                }
                 timings.readback += clock.elapsed();
                 if let (Some(sum), Some(stages)) = (gpu_stages.as_mut(), stages) {
                     for (sum, stage) in sum.iter_mut().zip(stages) {
@@ -407,13 +401,13 @@ impl Gpu {
 }
 
 /// What one batch on the GPU hashes: the blobs of `source` of at most
-/// `max_blob` bytes, in `words`' mode; `imports` where the slabs may copy
-/// the source's bytes from where they lie.
-struct Batch<'a, 'i, S> {
+/// `max_blob` bytes, in `words`' mode; `in_place` where they lie in a
+/// pinned buffer.
+struct Batch<'a, S> {
     words: ModeWords,
     source: &'a S,
     max_blob: usize,
-    imports: Option<&'i mut Imports<'a>>,
+    in_place: Option<InPlace>,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {

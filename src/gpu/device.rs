@@ -5,7 +5,6 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use super::host_import;
 use super::info::GpuInfo;
 use super::layout::{
     buffer_shader, slab_shader, CHECK_PACKED_ENTRY, CHUNKS_ENTRY, DEFAULT_WORKGROUP_SIZE,
@@ -52,9 +51,6 @@ pub(crate) struct GpuDevice {
     /// Invocations per workgroup of every pipeline.
     pub workgroup_size: u32,
     pub upload: GpuUpload,
-    /// The alignment of host memory the device can import, where it was
-    /// opened to ([`GpuUpload::Import`]).
-    pub import_alignment: Option<u64>,
     pub info: GpuInfo,
     /// The limits the device was created with (the adapter's own).
     pub limits: wgpu::Limits,
@@ -147,9 +143,6 @@ impl GpuDevice {
         let limits = adapter.limits();
         let timestamps = adapter.features().contains(TIMESTAMP_FEATURES);
         let upload = upload(settings.upload, adapter.features(), &info)?;
-        if upload == GpuUpload::Import {
-            host_import::check_adapter(&adapter).map_err(|why| no_import(&info, why))?;
-        }
         let mut features = wgpu::Features::empty();
         if timestamps {
             features |= TIMESTAMP_FEATURES;
@@ -157,21 +150,13 @@ impl GpuDevice {
         if upload == GpuUpload::Direct {
             features |= wgpu::Features::MAPPABLE_PRIMARY_BUFFERS;
         }
-        let descriptor = wgpu::DeviceDescriptor {
+        let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
             label: Some("blake3-batch"),
             required_features: features,
             required_limits: limits,
             ..Default::default()
-        };
-        let refused =
-            |error: String| unavailable(format!("adapter {} refused a device: {error}", info.name));
-        let (device, queue) = if upload == GpuUpload::Import {
-            // wgpu has no way to ask for the extension the import needs.
-            host_import::open_device(&adapter, &descriptor).map_err(refused)?
-        } else {
-            pollster::block_on(adapter.request_device(&descriptor))
-                .map_err(|error| refused(error.to_string()))?
-        };
+        }))
+        .map_err(|error| unavailable(format!("adapter {} refused a device: {error}", info.name)))?;
         let faults = Arc::new(Mutex::new(Vec::new()));
         let sink = Arc::clone(&faults);
         device.on_uncaptured_error(Arc::new(move |error: wgpu::Error| {
@@ -208,13 +193,6 @@ impl GpuDevice {
         let limits = device.limits();
         let workgroup_size = workgroup_size(settings.workgroup_size, &limits)?;
         let upload = upload(settings.upload, device.features(), &info)?;
-        let import_alignment = host_import::alignment(&device);
-        if upload == GpuUpload::Import && import_alignment.is_none() {
-            return Err(no_import(
-                &info,
-                format!("the device was not opened with {}", host_import::EXTENSION),
-            ));
-        }
         let timestamps = device.features().contains(TIMESTAMP_FEATURES);
         let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
         let storage = |read_only| wgpu::BufferBindingType::Storage { read_only };
@@ -301,7 +279,6 @@ impl GpuDevice {
             },
             workgroup_size,
             upload,
-            import_alignment,
             info,
             limits,
             timestamp_period,
@@ -414,10 +391,9 @@ fn upload(
             "copy" => (GpuUpload::Copy, String::new()),
             "direct" => (GpuUpload::Direct, format!("{UPLOAD_ENV}={value}")),
             "host" => (GpuUpload::Host, format!("{UPLOAD_ENV}={value}")),
-            "import" => (GpuUpload::Import, format!("{UPLOAD_ENV}={value}")),
             other => {
                 return Err(unavailable(format!(
-                    "{UPLOAD_ENV}={other} names no upload; use copy, direct, host or import"
+                    "{UPLOAD_ENV}={other} names no upload; use copy, direct or host"
                 )))
             }
         },
@@ -429,23 +405,14 @@ fn upload(
              buffers (MAPPABLE_PRIMARY_BUFFERS); use GpuUpload::Copy"
         )));
     }
-    if matches!(upload, GpuUpload::Host | GpuUpload::Import) && info.api != "Vulkan" {
+    if upload == GpuUpload::Host && info.api != "Vulkan" {
         return Err(unavailable(format!(
-            "{from} asks for the {} upload, which needs the Vulkan backend, but the \
+            "{from} asks for the host upload, which needs the Vulkan backend, but the \
              adapter runs on {}; use GpuUpload::Copy or WGPU_BACKEND=vulkan",
-            upload.name(),
             info.api
         )));
     }
     Ok(upload)
-}
-
-/// The import upload cannot run on this adapter or device.
-fn no_import(info: &GpuInfo, why: String) -> Error {
-    unavailable(format!(
-        "the import upload cannot run on {}: {why}; use GpuUpload::Host",
-        info.name
-    ))
 }
 
 fn record(faults: &Mutex<Vec<String>>, message: String) {

@@ -38,6 +38,18 @@ impl HostBuffer {
         &self.buffer
     }
 
+    /// The buffer's bytes, to read.
+    ///
+    /// # Safety
+    ///
+    /// Every byte has been written since the buffer was made.
+    pub(crate) unsafe fn bytes(&self) -> &[u8] {
+        // SAFETY: `bytes` is a live mapping of `len` bytes owned by
+        // `buffer`, initialised (the caller promises) and written only
+        // through `&mut self`.
+        unsafe { std::slice::from_raw_parts(self.bytes.as_ptr(), self.len) }
+    }
+
     /// The buffer's bytes, to write.
     ///
     /// # Safety

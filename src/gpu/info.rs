@@ -146,9 +146,9 @@ pub struct GpuTimings {
     pub cpu_blobs: usize,
     /// Bytes sent to the GPU (blobs, padding and table).
     pub bytes_uploaded: u64,
-    /// Of those, the bytes the GPU copied straight from the caller's memory
-    /// ([`GpuUpload::Import`](super::GpuUpload::Import)).
-    pub bytes_imported: u64,
+    /// Of those, the bytes the GPU copied from where they lay in a
+    /// [`PinnedBuffer`](crate::PinnedBuffer), with no packing.
+    pub bytes_in_place: u64,
 }
 
 impl GpuTimings {

@@ -24,13 +24,13 @@ mod buffers;
 #[cfg(feature = "gpu")]
 mod device;
 #[cfg(feature = "gpu")]
-mod host_import;
-#[cfg(feature = "gpu")]
 mod host_memory;
 #[cfg(feature = "gpu")]
 mod layout;
 #[cfg(feature = "gpu")]
 mod pack;
+#[cfg(feature = "gpu")]
+mod pinned;
 #[cfg(feature = "gpu")]
 mod slab;
 #[cfg(feature = "gpu")]
@@ -51,6 +51,8 @@ pub use buffers::{GpuBlobs, GpuOffsets};
 #[cfg(debug_assertions)]
 pub use faults::{GpuFault, GpuFaultStage};
 pub use info::{GpuDeviceType, GpuInfo, GpuTimings};
+#[cfg(feature = "gpu")]
+pub(crate) use pinned::PinnedMemory;
 pub use settings::GpuUpload;
 pub(crate) use settings::{DeviceSettings, DEFAULT_TIMEOUT};
 

@@ -46,9 +46,9 @@ pub(crate) struct Packed {
     /// Bytes of those trees' jobs.
     pub job_bytes: u64,
     /// The addresses of the caller's bytes the slab's data is copied from
-    /// where they were imported ([`records_in_place`]); `None` where it was
-    /// packed.
-    pub imported: Option<Range<usize>>,
+    /// where they lie, in a pinned buffer ([`records_in_place`]); `None`
+    /// where it was packed.
+    pub in_place: Option<Range<usize>>,
 }
 
 impl Packed {
@@ -119,7 +119,7 @@ pub(crate) fn records_in_place<S: BlobSource>(
     let count = (end - start).min(plan.data_bytes as usize / len);
     let bytes = &bytes[..count * len];
     let mut packed = records(start, count, len);
-    packed.imported = Some(super::host_import::addresses(bytes));
+    packed.in_place = Some(super::pinned::addresses(bytes));
     Some((bytes, packed))
 }
 
@@ -137,7 +137,7 @@ fn records(start: usize, count: usize, len: usize) -> Packed {
         },
         tree: Vec::new(),
         job_bytes: 0,
-        imported: None,
+        in_place: None,
     }
 }
 
@@ -311,7 +311,7 @@ fn pack_table<S: BlobSource>(
         layout: SlabLayout::Table,
         tree,
         job_bytes,
-        imported: None,
+        in_place: None,
     }
 }
 

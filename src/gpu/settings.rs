@@ -25,14 +25,6 @@ pub enum GpuUpload {
     /// the bus into the card's mapped memory, as [`GpuUpload::Copy`] does
     /// where the card has a resizable BAR.
     Host,
-    /// Where a slab's blobs already lie in the caller's memory as the
-    /// shader reads them (blobs of one length, a multiple of 16 bytes up to
-    /// 1 KiB, back to back from a 4-byte boundary: records, equal-length
-    /// packed blobs), the GPU copies them from there: the driver pins the
-    /// caller's pages (Vulkan's `VK_EXT_external_memory_host`) and no core
-    /// copies a byte. Every other slab is packed as with
-    /// [`GpuUpload::Host`].
-    Import,
 }
 
 impl GpuUpload {
@@ -42,7 +34,6 @@ impl GpuUpload {
             GpuUpload::Copy => "copy",
             GpuUpload::Direct => "direct",
             GpuUpload::Host => "host",
-            GpuUpload::Import => "import",
         }
     }
 }

@@ -13,13 +13,13 @@ use std::time::Duration;
 use wgpu::WriteOnly;
 
 use super::device::{gpu_failed, GpuDevice};
-use super::host_import::{addresses, Imports};
 use super::host_memory::HostBuffer;
 use super::layout::{
     level_bytes, Params, CV_BYTES, DIGEST_BYTES, ENTRY_BYTES, JOB_BYTES, LEVEL_BYTES, LOAD_BYTES,
     MAX_ONE_INVOCATION,
 };
 use super::pack::{pack, records_in_place, Packed, SlabLayout, SlabView};
+use super::pinned::InPlace;
 use super::settings::GpuUpload;
 use crate::blobs::BlobSource;
 use crate::cpu::batch::Threads;
@@ -206,7 +206,7 @@ impl Slab {
         let (staging, device_input) = match gpu.upload {
             GpuUpload::Copy => (mapped(U::MAP_WRITE | U::COPY_SRC), device_input()),
             GpuUpload::Direct => (mapped(U::MAP_WRITE | U::STORAGE), None),
-            GpuUpload::Host | GpuUpload::Import => {
+            GpuUpload::Host => {
                 let memory = HostBuffer::new(device, "host staging", staging_bytes)
                     .map_err(|why| gpu_failed("creating a slab's host staging buffer", why))?;
                 let staging = Staging::Host { memory, busy: None };
@@ -298,26 +298,22 @@ impl Slab {
         }
     }
 
-    /// Takes blobs from `start` on straight from the caller's memory where
-    /// they lie there as the shader reads them and `imports` covers them
-    /// ([`pack::records_in_place`]), importing the pages they span; else
+    /// Takes blobs from `start` on straight from the pinned buffer they lie
+    /// in, `in_place`, where they lie there as the shader reads them
+    /// ([`records_in_place`]) and the slab copies into device memory; else
     /// packs them ([`pack`](Self::pack)).
     pub(crate) fn fill<S: BlobSource>(
         &mut self,
-        gpu: &GpuDevice,
         source: &S,
         start: usize,
         max_blob: usize,
-        imports: Option<&mut Imports<'_>>,
+        in_place: Option<&InPlace>,
         threads: Threads,
     ) -> Result<Packed, Error> {
         let max_blob = max_blob.min(self.plan.max_blob());
-        if let Some(imports) = imports {
+        if let (Some(in_place), Some(_)) = (in_place, &self.device_input) {
             if let Some((bytes, packed)) = records_in_place(source, start, self.plan, max_blob) {
-                if imports.holds(bytes) {
-                    imports
-                        .import(&gpu.device, &addresses(bytes), threads)
-                        .map_err(|why| gpu_failed("importing the caller's memory", why))?;
+                if in_place.holds(bytes) {
                     return Ok(packed);
                 }
             }
@@ -382,13 +378,14 @@ impl Slab {
     /// Records and submits upload, dispatch and download for a packed slab,
     /// then asks for both the readback and, for the next use, the staging
     /// buffer to be mapped when the GPU is done.
-    /// Slabs whose data was imported are copied from `imports`.
+    /// Slabs whose data lies in a pinned buffer are copied from
+    /// `in_place`.
     pub(crate) fn submit(
         &mut self,
         gpu: &GpuDevice,
         packed: &Packed,
         words: ModeWords,
-        imports: Option<&Imports<'_>>,
+        in_place: Option<&InPlace>,
     ) {
         let count = packed.count();
         let (params, pipeline) = match packed.layout {
@@ -425,23 +422,13 @@ impl Slab {
             if packed.layout == SlabLayout::Table {
                 encoder.copy_buffer_to_buffer(staging, 0, table, 0, count * ENTRY_BYTES);
             }
-            match (&packed.imported, imports) {
-                (Some(range), Some(imports)) => {
-                    let mut at = 0;
-                    for copy in imports.copies(range) {
-                        encoder.copy_buffer_to_buffer(
-                            copy.buffer,
-                            copy.offset,
-                            data,
-                            at,
-                            copy.bytes,
-                        );
-                        at += copy.bytes;
-                    }
-                    debug_assert_eq!(at, packed.data_bytes);
+            match (&packed.in_place, in_place) {
+                (Some(range), Some(in_place)) => {
+                    let (buffer, from) = in_place.source(range);
+                    encoder.copy_buffer_to_buffer(buffer, from, data, 0, packed.data_bytes);
                 }
                 _ if packed.data_bytes > 0 => {
-                    debug_assert!(packed.imported.is_none(), "imported without imports");
+                    debug_assert!(packed.in_place.is_none(), "in place, but not found");
                     let (from, bytes) = (self.data_offset, packed.data_bytes);
                     encoder.copy_buffer_to_buffer(staging, from, data, 0, bytes);
                 }
@@ -494,11 +481,14 @@ impl Slab {
         }
         let submission = gpu.queue.submit([encoder.finish()]);
         self.readback_map = Some(map(&self.readback, wgpu::MapMode::Read, submission.clone()));
-        match &mut self.staging {
-            Staging::Mapped { buffer, map: wait } => {
-                *wait = Some(map(buffer, wgpu::MapMode::Write, submission));
+        // A slab copied from a pinned buffer left its staging as it was.
+        if packed.in_place.is_none() {
+            match &mut self.staging {
+                Staging::Mapped { buffer, map: wait } => {
+                    *wait = Some(map(buffer, wgpu::MapMode::Write, submission));
+                }
+                Staging::Host { busy, .. } => *busy = Some(submission),
             }
-            Staging::Host { busy, .. } => *busy = Some(submission),
         }
     }
 

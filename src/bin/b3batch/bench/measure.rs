@@ -5,7 +5,7 @@
 use std::time::{Duration, Instant};
 
 use blake3_batch::wgpu::{self, util::DeviceExt};
-use blake3_batch::{Engine, GpuBlobs, GpuOffsets, Mode};
+use blake3_batch::{Engine, GpuBlobs, GpuOffsets, Mode, PinnedBuffer};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
@@ -15,6 +15,9 @@ use super::cases::Case;
 pub enum Contestant {
     /// An engine (GPU, CPU with some threads, or Auto), by name.
     Engine(String, Engine),
+    /// An engine hashing the case from a copy of its bytes in the engine's
+    /// pinned buffer ([`pinned`]), by name.
+    Pinned(String, Engine, PinnedBuffer),
     /// `blake3::hash` in a loop on one thread: what people use today.
     HashLoop,
     /// The same loop spread over every core with rayon.
@@ -24,7 +27,7 @@ pub enum Contestant {
 impl Contestant {
     pub fn name(&self) -> String {
         match self {
-            Contestant::Engine(name, _) => name.clone(),
+            Contestant::Engine(name, _) | Contestant::Pinned(name, ..) => name.clone(),
             Contestant::HashLoop => "blake3 loop 1t".to_owned(),
             Contestant::HashLoopAllCores => {
                 format!("blake3 loop {}t", rayon::current_num_threads())
@@ -32,10 +35,21 @@ impl Contestant {
         }
     }
 
+    /// The engine behind the column, if it is one.
+    pub fn engine(&self) -> Option<&Engine> {
+        match self {
+            Contestant::Engine(_, engine) | Contestant::Pinned(_, engine, _) => Some(engine),
+            _ => None,
+        }
+    }
+
     fn run(&self, case: &Case, out: &mut [[u8; 32]]) -> Result<(), String> {
         match self {
             Contestant::Engine(_, engine) => engine
                 .hash_packed_into(Mode::Hash, &case.data, &case.offsets, out)
+                .map_err(|error| error.to_string()),
+            Contestant::Pinned(_, engine, buffer) => engine
+                .hash_packed_into(Mode::Hash, buffer, &case.offsets, out)
                 .map_err(|error| error.to_string()),
             Contestant::HashLoop => {
                 for (index, slot) in out.iter_mut().enumerate() {
@@ -51,6 +65,23 @@ impl Contestant {
             }
         }
     }
+}
+
+/// `engine`, named `name`, hashing the case from its pinned buffer; `None`
+/// where the engine has no pinned memory to give.
+pub fn pinned(name: &str, engine: &Engine, case: &Case) -> Result<Option<Contestant>, String> {
+    let mut buffer = engine
+        .pinned_buffer(case.data.len())
+        .map_err(|error| error.to_string())?;
+    if !buffer.is_pinned() {
+        return Ok(None);
+    }
+    buffer.copy_from_slice(&case.data);
+    Ok(Some(Contestant::Pinned(
+        name.to_owned(),
+        engine.clone(),
+        buffer,
+    )))
 }
 
 /// How long a GPU contestant runs untimed before its timed runs, at
@@ -135,7 +166,9 @@ pub fn measure(
 ) -> Result<(Timed, Stages), String> {
     let mut out = vec![[0u8; 32]; case.count()];
     let mut stages = Stages::default();
-    let on_gpu = matches!(contestant, Contestant::Engine(_, engine) if engine.gpu_info().is_some());
+    let on_gpu = contestant
+        .engine()
+        .is_some_and(|engine| engine.gpu_info().is_some());
     let warm_until = Instant::now() + if on_gpu { GPU_WARMUP } else { Duration::ZERO };
     let mut runs = 0;
     while runs < warmup || Instant::now() < warm_until {
@@ -148,7 +181,7 @@ pub fn measure(
         let started = Instant::now();
         contestant.run(case, &mut out)?;
         times.push(started.elapsed());
-        if let Contestant::Engine(_, engine) = contestant {
+        if let Some(engine) = contestant.engine() {
             // Only where the shader hashed every blob: with blobs over
             // 1 KiB on the CPU, the shader time alone says nothing.
             let timings = engine.last_gpu_timings();

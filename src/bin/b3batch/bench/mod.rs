@@ -14,8 +14,8 @@ use clap::Args;
 
 use self::cases::{Case, SizeSpec};
 use self::measure::{
-    ceiling_gb_per_sec, cpu_column, measure, measure_bus, measure_resident, widest_cpu, Contestant,
-    Measurement,
+    ceiling_gb_per_sec, cpu_column, measure, measure_bus, measure_resident, pinned, widest_cpu,
+    Contestant, Measurement,
 };
 use self::report::{CaseReport, Machine, Report, Settings};
 use crate::options::{BackendArg, GlobalArgs};
@@ -120,17 +120,19 @@ fn contestants(global: &GlobalArgs) -> Result<(Vec<Contestant>, Option<Engine>),
 
 /// With `--backend auto` and a GPU: an engine that splits every batch of
 /// the case between the GPU and the widest CPU column in proportion to
-/// their rates just measured, to compare with the sum of the two.
+/// their rates just measured (the GPU's from the column `gpu_column`), to
+/// compare with the sum of the two.
 fn split_contestant(
     global: &GlobalArgs,
     results: &[Measurement],
+    gpu_column: &str,
 ) -> Result<Option<Contestant>, String> {
     if global.backend != BackendArg::Auto {
         return Ok(None);
     }
     let gpu = results
         .iter()
-        .find(|result| result.contestant == "gpu")
+        .find(|result| result.contestant == gpu_column)
         .map(|result| result.gb_per_sec);
     let (Some(gpu), Some((threads, cpu))) = (gpu, widest_cpu(results)) else {
         return Ok(None);
@@ -202,6 +204,13 @@ pub fn run(args: &BenchArgs, global: &GlobalArgs) -> Result<(), String> {
             progress.inc(1);
         }
         if let Some(gpu) = &gpu {
+            // From pinned memory: no packing where the blobs are one
+            // length.
+            if let Some(pinned) = pinned("gpu pinned", gpu, &case)? {
+                let ((measurement, _), _) =
+                    measure(&pinned, &case, args.warmup, args.reps, args.inject_fault)?;
+                results.push(measurement);
+            }
             if let Some((resident, kernel)) = measure_resident(gpu, &case, args.warmup, args.reps)?
             {
                 results.push(resident);
@@ -212,10 +221,19 @@ pub fn run(args: &BenchArgs, global: &GlobalArgs) -> Result<(), String> {
             }
             results.push(measure_bus(gpu, &case, args.reps)?);
         }
-        if let Some(split) = split_contestant(global, &results)? {
+        if let Some(split) = split_contestant(global, &results, "gpu")? {
             let ((split, _), _) =
                 measure(&split, &case, args.warmup, args.reps, args.inject_fault)?;
             results.push(split);
+        }
+        if let Some(Contestant::Engine(_, split)) =
+            split_contestant(global, &results, "gpu pinned")?
+        {
+            if let Some(split) = pinned("split pinned", &split, &case)? {
+                let ((split, _), _) =
+                    measure(&split, &case, args.warmup, args.reps, args.inject_fault)?;
+                results.push(split);
+            }
         }
         let baseline = results
             .iter()

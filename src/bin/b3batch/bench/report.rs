@@ -126,6 +126,9 @@ impl Report {
             if let (Some(gpu), Some(bus)) = (rate("gpu"), rate("gpu bus")) {
                 parts.push(format!("end to end ÷ bus {:.2}", gpu / bus));
             }
+            if let (Some(pinned), Some(gpu)) = (rate("gpu pinned"), rate("gpu")) {
+                parts.push(format!("pinned ÷ end to end {:.2}", pinned / gpu));
+            }
             if let (Some(kernel), Some(resident)) = (rate("gpu kernel"), rate("gpu resident")) {
                 parts.push(format!("resident ÷ shader {:.2}", resident / kernel));
             }
@@ -142,6 +145,16 @@ impl Report {
             {
                 parts.push(format!(
                     "split ÷ (gpu + cpu {threads}t) {:.2}",
+                    split / (gpu + cpu)
+                ));
+            }
+            if let (Some(split), Some(gpu), Some((threads, cpu))) = (
+                rate("split pinned"),
+                rate("gpu pinned"),
+                widest_cpu(&case.results),
+            ) {
+                parts.push(format!(
+                    "split pinned ÷ (gpu pinned + cpu {threads}t) {:.2}",
                     split / (gpu + cpu)
                 ));
             }

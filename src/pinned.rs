@@ -1,0 +1,95 @@
+//! [`PinnedBuffer`]: host memory the engine's GPU copies batches from where
+//! they lie, for callers who can write their blobs there in the first place.
+
+use std::fmt;
+use std::ops::{Deref, DerefMut};
+
+/// A byte buffer for batches, in pinned host memory of an engine's GPU
+/// where it has one ([`Engine::pinned_buffer`](crate::Engine::pinned_buffer)).
+///
+/// Hashing records, or packed blobs of one length, that lie in it (any
+/// slice of it) skips the packing of slabs, the step that holds batches in
+/// ordinary memory to a fraction of the bus: the GPU copies each slab
+/// straight from the buffer. That needs blobs of a multiple of 16 bytes, at
+/// most 1 KiB, starting on a 4-byte boundary of the buffer; any other
+/// batch in it is hashed as it would be from a `Vec`. So are all batches
+/// where the engine has no GPU, or one that cannot pin host memory (other
+/// than Vulkan, or the direct upload): the buffer is then ordinary memory,
+/// which [`is_pinned`](Self::is_pinned) tells.
+///
+/// It derefs to `[u8]`: fill it like a slice (reading files into it, say),
+/// then pass it, or a slice of it, to the engine's hash calls. It is
+/// zeroed when made.
+pub struct PinnedBuffer {
+    memory: Memory,
+}
+
+enum Memory {
+    Heap(Vec<u8>),
+    #[cfg(feature = "gpu")]
+    Pinned(crate::gpu::PinnedMemory),
+}
+
+impl PinnedBuffer {
+    pub(crate) fn heap(len: usize) -> PinnedBuffer {
+        PinnedBuffer {
+            memory: Memory::Heap(vec![0; len]),
+        }
+    }
+
+    #[cfg(feature = "gpu")]
+    pub(crate) fn pinned(memory: crate::gpu::PinnedMemory) -> PinnedBuffer {
+        PinnedBuffer {
+            memory: Memory::Pinned(memory),
+        }
+    }
+
+    /// Whether the buffer is in pinned memory of a GPU (else, ordinary
+    /// memory).
+    pub fn is_pinned(&self) -> bool {
+        !matches!(self.memory, Memory::Heap(_))
+    }
+}
+
+impl Deref for PinnedBuffer {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        match &self.memory {
+            Memory::Heap(bytes) => bytes,
+            #[cfg(feature = "gpu")]
+            Memory::Pinned(memory) => memory.bytes(),
+        }
+    }
+}
+
+impl DerefMut for PinnedBuffer {
+    fn deref_mut(&mut self) -> &mut [u8] {
+        match &mut self.memory {
+            Memory::Heap(bytes) => bytes,
+            #[cfg(feature = "gpu")]
+            Memory::Pinned(memory) => memory.bytes_mut(),
+        }
+    }
+}
+
+impl AsRef<[u8]> for PinnedBuffer {
+    fn as_ref(&self) -> &[u8] {
+        self
+    }
+}
+
+impl AsMut<[u8]> for PinnedBuffer {
+    fn as_mut(&mut self) -> &mut [u8] {
+        self
+    }
+}
+
+impl fmt::Debug for PinnedBuffer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PinnedBuffer")
+            .field("len", &self.len())
+            .field("pinned", &self.is_pinned())
+            .finish()
+    }
+}
