@@ -446,6 +446,11 @@ impl Engine {
         if self.inner.threads > 1
             && offsets.len() > SHARED_CHECK_MIN_OFFSETS
             && out.len() == offsets.len() - 1
+            && !self
+                .inner
+                .gpu
+                .as_ref()
+                .is_some_and(|gpu| gpu.holds_pinned(data))
             && self.runs_on_cpu_alone(offsets.len() - 1, || packed_shape(offsets))
         {
             let check = SharedCheck::new(data, offsets);
@@ -505,7 +510,8 @@ impl Engine {
             return self.run_gpu(gpu, mode, source, out, LongBlobs::OnGpu);
         }
         // Auto never fails on a GPU error: the CPU redoes that part.
-        match self.auto_choice(source.count(), || self.shape_of(source)) {
+        let in_place = gpu.copies_in_place(source);
+        match self.auto_choice(source.count(), || self.shape_of(source), in_place) {
             Choice::Cpu => self.run_cpu(mode, source, out),
             Choice::Gpu => {
                 if self
@@ -657,16 +663,25 @@ impl Engine {
         match (&self.inner.gpu, self.inner.backend) {
             (None, _) | (_, Backend::Cpu) => true,
             (Some(_), Backend::Gpu) => false,
-            (Some(_), Backend::Auto) => self.auto_choice(count, shape) == Choice::Cpu,
+            (Some(_), Backend::Auto) => self.auto_choice(count, shape, false) == Choice::Cpu,
         }
     }
 
     /// Where Auto runs a batch of `count` blobs: the fixed share if one was
-    /// set, else the plan for the batch's `shape`.
-    fn auto_choice(&self, count: usize, shape: impl FnOnce() -> BatchShape) -> Choice {
+    /// set, else the plan for the batch's `shape`, which the GPU copies from
+    /// a pinned buffer where it lies if `in_place`.
+    fn auto_choice(
+        &self,
+        count: usize,
+        shape: impl FnOnce() -> BatchShape,
+        in_place: bool,
+    ) -> Choice {
         match self.inner.gpu_share {
             Some(share) => forced_split(share, count),
-            None => scheduler::plan(&shape(), &self.inner.profile, self.inner.threads).choice,
+            None => {
+                let (profile, threads) = (&self.inner.profile, self.inner.threads);
+                scheduler::plan_for(&shape(), profile, threads, in_place).choice
+            }
         }
     }
 

@@ -71,6 +71,7 @@ impl Profile {
         let gpu_rates = profile.gpu.iter().flat_map(|gpu| {
             [
                 gpu.upload_bytes_per_sec,
+                gpu.pinned_upload_bytes_per_sec.unwrap_or(1.0),
                 gpu.download_bytes_per_sec,
                 gpu.kernel_blobs_per_sec,
             ]

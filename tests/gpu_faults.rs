@@ -60,6 +60,7 @@ fn gpu_first_profile() -> Profile {
         gpu: Some(GpuRates {
             latency_sec: 1e-9,
             upload_bytes_per_sec: 1e12,
+            pinned_upload_bytes_per_sec: None,
             download_bytes_per_sec: 1e12,
             kernel_blobs_per_sec: 1e12,
             software: false,

@@ -35,6 +35,7 @@ fn even_gpu() -> GpuRates {
     GpuRates {
         latency_sec: 1e-9,
         upload_bytes_per_sec: 1e12,
+        pinned_upload_bytes_per_sec: None,
         download_bytes_per_sec: 1e12,
         kernel_blobs_per_sec: 30e6,
         software: false,
@@ -46,6 +47,7 @@ fn fast_gpu() -> GpuRates {
     GpuRates {
         latency_sec: 300e-6,
         upload_bytes_per_sec: 25e9,
+        pinned_upload_bytes_per_sec: None,
         download_bytes_per_sec: 25e9,
         kernel_blobs_per_sec: 300e6,
         software: false,
@@ -261,4 +263,63 @@ fn calibration_measures_sane_rates() {
         rates.kernel_blobs_per_sec > 0.0 && rates.latency_sec > 0.0,
         "{rates:?}"
     );
+    // Where the engine can pin memory (Vulkan), the upload from it too.
+    let pinned = gpu.pinned_buffer(64).unwrap().is_pinned();
+    assert_eq!(
+        rates.pinned_upload_bytes_per_sec.is_some(),
+        pinned,
+        "{rates:?}"
+    );
+    assert!(
+        rates
+            .pinned_upload_bytes_per_sec
+            .is_none_or(|rate| rate.is_finite() && rate > 0.0),
+        "{rates:?}"
+    );
+}
+
+/// Where the profile says packing for the GPU costs the CPU more than it
+/// saves, Auto keeps a batch in ordinary memory on the CPU but splits the
+/// same batch in a pinned buffer, whose GPU share is copied as it lies.
+#[test]
+fn auto_splits_a_pinned_batch_it_would_keep_on_the_cpu() {
+    let gpu = GpuRates {
+        latency_sec: 1e-9,
+        upload_bytes_per_sec: 1e9,
+        pinned_upload_bytes_per_sec: Some(1e12),
+        download_bytes_per_sec: 1e12,
+        kernel_blobs_per_sec: 30e6,
+        software: false,
+    };
+    let Some(engine) = auto(profile(Some(gpu))) else {
+        return;
+    };
+    let mut pinned = engine.pinned_buffer(1024 * 4096).unwrap();
+    if !pinned.is_pinned() {
+        eprintln!("this adapter cannot pin memory");
+        return;
+    }
+    for (i, byte) in pinned.iter_mut().enumerate() {
+        *byte = (i % 251) as u8;
+    }
+    let ordinary = pinned.to_vec();
+    let mut out = vec![[0u8; 32]; 4096];
+    engine
+        .hash_records_into(Mode::Hash, &ordinary, 1024, &mut out)
+        .unwrap();
+    assert!(
+        engine.last_gpu_timings().is_none(),
+        "packed: all on the CPU"
+    );
+    let mut split = vec![[0u8; 32]; 4096];
+    engine
+        .hash_records_into(Mode::Hash, &pinned, 1024, &mut split)
+        .unwrap();
+    let timings = engine.last_gpu_timings().expect("pinned: split");
+    assert!((1..4096).contains(&timings.gpu_blobs), "{timings:?}");
+    assert_eq!(timings.bytes_in_place, 1024 * timings.gpu_blobs as u64);
+    for (record, digest) in ordinary.chunks(1024).zip(&split) {
+        assert_eq!(digest, blake3::hash(record).as_bytes());
+    }
+    assert!(out == split);
 }

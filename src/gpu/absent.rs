@@ -69,6 +69,14 @@ impl Gpu {
         match *self {}
     }
 
+    pub(crate) fn holds_pinned(&self, _bytes: &[u8]) -> bool {
+        match *self {}
+    }
+
+    pub(crate) fn copies_in_place<S: BlobSource>(&self, _source: &S) -> bool {
+        match *self {}
+    }
+
     pub(crate) fn hash<S: BlobSource>(
         &self,
         _words: ModeWords,

@@ -227,6 +227,22 @@ impl Gpu {
             .map_err(|why| gpu_failed("allocating a pinned buffer", why))
     }
 
+    /// Whether `bytes` lie in one of this device's pinned buffers.
+    pub(crate) fn holds_pinned(&self, bytes: &[u8]) -> bool {
+        self.pinned.find(bytes).is_some()
+    }
+
+    /// Whether the slabs would copy all of `source` from a pinned buffer
+    /// where it lies, packing nothing.
+    pub(crate) fn copies_in_place<S: BlobSource>(&self, source: &S) -> bool {
+        self.device.upload != GpuUpload::Direct
+            && source
+                .back_to_back(0, source.count())
+                .is_some_and(|(bytes, len)| {
+                    pack::fits_in_place(bytes, len, self.max_blob()) && self.holds_pinned(bytes)
+                })
+    }
+
     /// The adapter in use.
     pub(crate) fn info(&self) -> &GpuInfo {
         &self.device.info

@@ -109,11 +109,7 @@ pub(crate) fn records_in_place<S: BlobSource>(
 ) -> Option<(&[u8], Packed)> {
     let end = source.count().min(start + plan.entries as usize);
     let (bytes, len) = source.back_to_back(start, end)?;
-    let fits = len > 0
-        && len.is_multiple_of(LOAD_BYTES)
-        && len <= MAX_ONE_INVOCATION.min(max_blob)
-        && (bytes.as_ptr() as usize).is_multiple_of(4);
-    if !fits {
+    if !fits_in_place(bytes, len, max_blob) {
         return None;
     }
     let count = (end - start).min(plan.data_bytes as usize / len);
@@ -121,6 +117,16 @@ pub(crate) fn records_in_place<S: BlobSource>(
     let mut packed = records(start, count, len);
     packed.in_place = Some(super::pinned::addresses(bytes));
     Some((bytes, packed))
+}
+
+/// Whether blobs of `len` bytes back to back in `bytes` can be copied as
+/// they lie: a whole number of loads, at most 1 KiB (and `max_blob`), from
+/// a 4-byte boundary (the GPU's copies move whole words).
+pub(crate) fn fits_in_place(bytes: &[u8], len: usize, max_blob: usize) -> bool {
+    len > 0
+        && len.is_multiple_of(LOAD_BYTES)
+        && len <= MAX_ONE_INVOCATION.min(max_blob)
+        && (bytes.as_ptr() as usize).is_multiple_of(4)
 }
 
 /// What a slab of `count` records of `len` bytes from blob `start` holds.

@@ -226,14 +226,24 @@ pub fn run(args: &BenchArgs, global: &GlobalArgs) -> Result<(), String> {
                 measure(&split, &case, args.warmup, args.reps, args.inject_fault)?;
             results.push(split);
         }
-        if let Some(Contestant::Engine(_, split)) =
-            split_contestant(global, &results, "gpu pinned")?
-        {
-            if let Some(split) = pinned("split pinned", &split, &case)? {
-                let ((split, _), _) =
-                    measure(&split, &case, args.warmup, args.reps, args.inject_fault)?;
-                results.push(split);
-            }
+        // The split and Auto from pinned memory, where the GPU's share
+        // costs the CPU no packing.
+        let split = match split_contestant(global, &results, "gpu pinned")? {
+            Some(Contestant::Engine(_, split)) => pinned("split pinned", &split, &case)?,
+            _ => None,
+        };
+        let auto = contestants
+            .iter()
+            .find(|contestant| contestant.name() == "auto")
+            .and_then(Contestant::engine);
+        let auto = match auto {
+            Some(auto) if split.is_some() => pinned("auto pinned", auto, &case)?,
+            _ => None,
+        };
+        for contestant in split.iter().chain(&auto) {
+            let ((measurement, _), _) =
+                measure(contestant, &case, args.warmup, args.reps, args.inject_fault)?;
+            results.push(measurement);
         }
         let baseline = results
             .iter()

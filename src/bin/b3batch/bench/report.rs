@@ -158,6 +158,20 @@ impl Report {
                     split / (gpu + cpu)
                 ));
             }
+            // Auto against the best forced choice, from each kind of memory.
+            for (auto, forced) in [
+                ("auto", ["gpu", "split"]),
+                ("auto pinned", ["gpu pinned", "split pinned"]),
+            ] {
+                let best = forced
+                    .iter()
+                    .filter_map(|name| rate(name))
+                    .chain(widest_cpu(&case.results).map(|(_, cpu)| cpu))
+                    .fold(f64::NAN, f64::max);
+                if let Some(auto_rate) = rate(auto).filter(|_| best.is_finite()) {
+                    parts.push(format!("{auto} ÷ best forced {:.2}", auto_rate / best));
+                }
+            }
             if !parts.is_empty() {
                 let _ = writeln!(text, "{:<16}{}", case.size, parts.join(", "));
             }
