@@ -446,12 +446,11 @@ impl Engine {
         if self.inner.threads > 1
             && offsets.len() > SHARED_CHECK_MIN_OFFSETS
             && out.len() == offsets.len() - 1
-            && !self
-                .inner
-                .gpu
-                .as_ref()
-                .is_some_and(|gpu| gpu.holds_pinned(data))
-            && self.runs_on_cpu_alone(offsets.len() - 1, || packed_shape(offsets))
+            && self.runs_on_cpu_alone(
+                offsets.len() - 1,
+                || packed_shape(offsets),
+                self.may_copy_in_place(data, offsets),
+            )
         {
             let check = SharedCheck::new(data, offsets);
             return hash_checking(self.inner.kernel, self.cpu_threads(), mode, &check, out);
@@ -507,7 +506,8 @@ impl Engine {
             }
         };
         if self.inner.backend == Backend::Gpu {
-            return self.run_gpu(gpu, mode, source, out, LongBlobs::OnGpu);
+            let threads = self.cpu_threads();
+            return self.run_gpu(gpu, mode, source, out, LongBlobs::OnGpu, threads);
         }
         // Auto never fails on a GPU error: the CPU redoes that part.
         let in_place = gpu.copies_in_place(source);
@@ -515,7 +515,7 @@ impl Engine {
             Choice::Cpu => self.run_cpu(mode, source, out),
             Choice::Gpu => {
                 if self
-                    .run_gpu(gpu, mode, source, out, LongBlobs::OnCpu)
+                    .run_gpu(gpu, mode, source, out, LongBlobs::OnCpu, self.cpu_threads())
                     .is_err()
                 {
                     self.run_cpu(mode, source, out);
@@ -533,9 +533,17 @@ impl Engine {
                     start: gpu_blobs,
                     len: cpu_out.len(),
                 };
+                // A share copied in place needs no packing: its host work
+                // (reading digests back) stays on this thread rather than
+                // queueing behind the CPU share's jobs in the pool, which
+                // held the GPU share of 64-byte blobs to half its rate.
+                let gpu_threads = match in_place {
+                    true => Threads::One,
+                    false => self.cpu_threads(),
+                };
                 let gpu_result = std::thread::scope(|scope| {
                     scope.spawn(|| self.run_cpu(mode, &cpu_part, cpu_out));
-                    self.run_gpu(gpu, mode, &gpu_part, gpu_out, LongBlobs::OnCpu)
+                    self.run_gpu(gpu, mode, &gpu_part, gpu_out, LongBlobs::OnCpu, gpu_threads)
                 });
                 if gpu_result.is_err() {
                     self.run_cpu(mode, &gpu_part, gpu_out);
@@ -659,12 +667,31 @@ impl Engine {
 
     /// Whether a batch of `count` blobs runs on the CPU alone: always
     /// without a GPU or with [`Backend::Cpu`], else as Auto chooses.
-    fn runs_on_cpu_alone(&self, count: usize, shape: impl FnOnce() -> BatchShape) -> bool {
+    fn runs_on_cpu_alone(
+        &self,
+        count: usize,
+        shape: impl FnOnce() -> BatchShape,
+        in_place: bool,
+    ) -> bool {
         match (&self.inner.gpu, self.inner.backend) {
             (None, _) | (_, Backend::Cpu) => true,
             (Some(_), Backend::Gpu) => false,
-            (Some(_), Backend::Auto) => self.auto_choice(count, shape, false) == Choice::Cpu,
+            (Some(_), Backend::Auto) => self.auto_choice(count, shape, in_place) == Choice::Cpu,
         }
+    }
+
+    /// Whether packed blobs may be copied by the GPU from a pinned buffer
+    /// where they lie, judged before the offsets are checked: the data is
+    /// pinned and the first blob's length, times the count, spans it all
+    /// (the plan that follows checks the offsets, then decides exactly).
+    fn may_copy_in_place<O: Offset>(&self, data: &[u8], offsets: &[O]) -> bool {
+        let (Some(gpu), [first, second, .., last]) = (&self.inner.gpu, offsets) else {
+            return false;
+        };
+        let (first, second, last) = (first.to_u64(), second.to_u64(), last.to_u64());
+        let len = second.wrapping_sub(first);
+        let spans = len.checked_mul(offsets.len() as u64 - 1) == Some(last.wrapping_sub(first));
+        spans && len % 16 == 0 && (1..=1024).contains(&len) && gpu.holds_pinned(data)
     }
 
     /// Where Auto runs a batch of `count` blobs: the fixed share if one was
@@ -730,11 +757,18 @@ impl Engine {
         data: &[u8],
         offsets: &[u64],
         out: &mut [[u8; 32]],
+        one_thread: bool,
     ) -> Result<(), Error> {
         let source = Packed::new(data, offsets)?;
         check_output(source.count(), out)?;
         match &self.inner.gpu {
-            Some(gpu) => self.run_gpu(gpu, Mode::Hash, &source, out, LongBlobs::OnGpu),
+            Some(gpu) => {
+                let threads = match one_thread {
+                    true => Threads::One,
+                    false => self.cpu_threads(),
+                };
+                self.run_gpu(gpu, Mode::Hash, &source, out, LongBlobs::OnGpu, threads)
+            }
             None => Err(ErrorKind::BackendUnavailable {
                 backend: "gpu".to_owned(),
                 reason: "this engine has no GPU".to_owned(),
@@ -761,6 +795,7 @@ impl Engine {
         source: &S,
         out: &mut [[u8; 32]],
         long: LongBlobs,
+        threads: Threads<'_>,
     ) -> Result<(), Error> {
         let kernel = self.inner.kernel;
         let words = mode.words(|context| hash_one(kernel, Mode::CONTEXT, context));
@@ -768,10 +803,13 @@ impl Engine {
             LongBlobs::OnGpu => gpu.max_blob(),
             LongBlobs::OnCpu => CHUNK_LEN,
         };
-        let large: Vec<usize> = (0..source.count())
-            .filter(|&index| source.len(index) > max_blob)
-            .collect();
-        let threads = self.cpu_threads();
+        // Blobs of one length need no pass over every length.
+        let large: Vec<usize> = match source.back_to_back(0, source.count()) {
+            Some((_, len)) if len <= max_blob => Vec::new(),
+            _ => (0..source.count())
+                .filter(|&index| source.len(index) > max_blob)
+                .collect(),
+        };
         if large.is_empty() {
             return gpu.hash(words, source, max_blob, out, 0, threads);
         }

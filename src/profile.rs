@@ -72,6 +72,9 @@ impl Profile {
             [
                 gpu.upload_bytes_per_sec,
                 gpu.pinned_upload_bytes_per_sec.unwrap_or(1.0),
+                // A cost, not a rate: zero is fine, a negative one is not.
+                gpu.pinned_blob_sec
+                    .map_or(1.0, |seconds| if seconds >= 0.0 { 1.0 } else { f64::NAN }),
                 gpu.download_bytes_per_sec,
                 gpu.kernel_blobs_per_sec,
             ]

@@ -144,6 +144,12 @@ pub struct GpuRates {
     /// CPU nothing; `None` where not measured (the packed rate stands in).
     #[serde(default)]
     pub pinned_upload_bytes_per_sec: Option<f64>,
+    /// Host seconds per blob of a GPU share copied from pinned memory that
+    /// the rates here miss (its digest read back on one thread, the
+    /// stream's bookkeeping), measured with 64-byte blobs, where it
+    /// dominates; `None` where not measured (taken as nothing).
+    #[serde(default)]
+    pub pinned_blob_sec: Option<f64>,
     /// Device-to-host bytes per second (digests).
     pub download_bytes_per_sec: f64,
     /// Blobs of up to 1 KiB the shader hashes per second.
@@ -329,7 +335,11 @@ fn gpu_seconds_small(shape: &BatchShape, gpu: &GpuRates, in_place: bool) -> (f64
         _ => gpu.upload_bytes_per_sec,
     };
     let upload = (shape.small_bytes() as f64 + 8.0 * blobs) / rate;
-    let kernel = blobs / gpu.kernel_blobs_per_sec;
+    let kernel = blobs / gpu.kernel_blobs_per_sec
+        + match gpu.pinned_blob_sec {
+            Some(seconds) if in_place => blobs * seconds,
+            _ => 0.0,
+        };
     let download = 32.0 * blobs / gpu.download_bytes_per_sec;
     (upload + kernel + download, upload)
 }
@@ -411,6 +421,7 @@ mod tests {
                 latency_sec: 200e-6,
                 upload_bytes_per_sec: 25e9,
                 pinned_upload_bytes_per_sec: None,
+                pinned_blob_sec: None,
                 download_bytes_per_sec: 25e9,
                 kernel_blobs_per_sec: 200e6,
                 software: false,
@@ -492,6 +503,7 @@ mod tests {
         let gpu = profile.gpu.as_mut().unwrap();
         gpu.upload_bytes_per_sec = 26e9;
         gpu.pinned_upload_bytes_per_sec = Some(41e9);
+        gpu.pinned_blob_sec = Some(0.5e-9);
         gpu.kernel_blobs_per_sec = 1.14e9;
         gpu.download_bytes_per_sec = 43e9;
         for blobs in [1 << 18, 1 << 20] {

@@ -61,6 +61,7 @@ fn gpu_first_profile() -> Profile {
             latency_sec: 1e-9,
             upload_bytes_per_sec: 1e12,
             pinned_upload_bytes_per_sec: None,
+            pinned_blob_sec: None,
             download_bytes_per_sec: 1e12,
             kernel_blobs_per_sec: 1e12,
             software: false,
