@@ -692,8 +692,10 @@ impl Engine {
 
     /// Whether packed blobs may be copied by the GPU from a pinned buffer
     /// where they lie, judged before the offsets are checked: the data is
-    /// pinned and the first blob's length, times the count, spans it all
-    /// (the plan that follows checks the offsets, then decides exactly).
+    /// pinned and the first blob's length, which `gpu::pack::fits_in_place`
+    /// would take (a multiple of 16 bytes up to 1 KiB), times the count,
+    /// spans it all (the plan that follows checks the offsets, then decides
+    /// exactly).
     fn may_copy_in_place<O: Offset>(&self, data: &[u8], offsets: &[O]) -> bool {
         let (Some(gpu), [first, second, .., last]) = (&self.inner.gpu, offsets) else {
             return false;

@@ -101,14 +101,16 @@ def test_two_threads_hashing_finish_in_less_than_twice_one():
         for thread in threads:
             thread.join()
 
-    def best_of_three(run):
+    # The best of five: on a 2-vCPU machine one run in three can lose a
+    # core to a neighbour (a CI run measured 0.046 s against 0.098 s once).
+    def best_of_five(run):
         times = []
-        for _ in range(3):
+        for _ in range(5):
             start = time.perf_counter()
             run()
             times.append(time.perf_counter() - start)
         return min(times)
 
-    single, double = best_of_three(one), best_of_three(two)
+    single, double = best_of_five(one), best_of_five(two)
     print(f"one column {single:.3f} s, two on two threads {double:.3f} s")
     assert double < 1.6 * single, (single, double)
