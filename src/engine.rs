@@ -691,11 +691,10 @@ impl Engine {
     }
 
     /// Whether packed blobs may be copied by the GPU from a pinned buffer
-    /// where they lie, judged before the offsets are checked: the data is
-    /// pinned and the first blob's length, which `gpu::pack::fits_in_place`
-    /// would take (a multiple of 16 bytes up to 1 KiB), times the count,
-    /// spans it all (the plan that follows checks the offsets, then decides
-    /// exactly).
+    /// where they lie, judged before the offsets are checked: the first
+    /// blob's length, times the count, spans the blobs' bytes, and the GPU
+    /// would copy blobs of that length from there (the plan that follows
+    /// checks the offsets, then decides exactly).
     fn may_copy_in_place<O: Offset>(&self, data: &[u8], offsets: &[O]) -> bool {
         let (Some(gpu), [first, second, .., last]) = (&self.inner.gpu, offsets) else {
             return false;
@@ -703,7 +702,14 @@ impl Engine {
         let (first, second, last) = (first.to_u64(), second.to_u64(), last.to_u64());
         let len = second.wrapping_sub(first);
         let spans = len.checked_mul(offsets.len() as u64 - 1) == Some(last.wrapping_sub(first));
-        spans && len % 16 == 0 && (1..=1024).contains(&len) && gpu.holds_pinned(data)
+        let bytes = usize::try_from(first)
+            .ok()
+            .zip(usize::try_from(last).ok())
+            .and_then(|(first, last)| data.get(first..last));
+        match (spans, bytes, usize::try_from(len)) {
+            (true, Some(bytes), Ok(len)) => gpu.copies_in_place_as(bytes, len),
+            _ => false,
+        }
     }
 
     /// Where Auto runs a batch of `count` blobs: the fixed share if one was

@@ -69,11 +69,11 @@ impl Gpu {
         match *self {}
     }
 
-    pub(crate) fn holds_pinned(&self, _bytes: &[u8]) -> bool {
+    pub(crate) fn copies_in_place<S: BlobSource>(&self, _source: &S) -> bool {
         match *self {}
     }
 
-    pub(crate) fn copies_in_place<S: BlobSource>(&self, _source: &S) -> bool {
+    pub(crate) fn copies_in_place_as(&self, _bytes: &[u8], _len: usize) -> bool {
         match *self {}
     }
 

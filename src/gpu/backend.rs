@@ -235,12 +235,17 @@ impl Gpu {
     /// Whether the slabs would copy all of `source` from a pinned buffer
     /// where it lies, packing nothing.
     pub(crate) fn copies_in_place<S: BlobSource>(&self, source: &S) -> bool {
+        source
+            .back_to_back(0, source.count())
+            .is_some_and(|(bytes, len)| self.copies_in_place_as(bytes, len))
+    }
+
+    /// Whether the slabs would copy `bytes`, blobs of `len` bytes back to
+    /// back, from a pinned buffer where they lie.
+    pub(crate) fn copies_in_place_as(&self, bytes: &[u8], len: usize) -> bool {
         self.device.upload != GpuUpload::Direct
-            && source
-                .back_to_back(0, source.count())
-                .is_some_and(|(bytes, len)| {
-                    pack::fits_in_place(bytes, len, self.max_blob()) && self.holds_pinned(bytes)
-                })
+            && pack::fits_in_place(bytes, len, self.max_blob())
+            && self.holds_pinned(bytes)
     }
 
     /// The adapter in use.
