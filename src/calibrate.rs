@@ -8,8 +8,9 @@ use crate::engine::{Backend, Engine};
 use crate::error::Error;
 use crate::gpu::{GpuDeviceType, GpuTimings};
 use crate::mode::Mode;
+use crate::pinned::PinnedBuffer;
 use crate::profile::cpu_model;
-use crate::scheduler::{CpuRates, GpuRates, Profile};
+use crate::scheduler::{self, BatchShape, CpuRates, GpuRates, Profile, SplitSlowdown};
 
 /// Input bytes per CPU measurement, per thread: a run of all threads must
 /// last long enough (a millisecond on 16 cores) that waking them is noise;
@@ -22,6 +23,17 @@ const CPU_BYTES_MAX: usize = 256 << 20;
 /// Blobs of 1 KiB in the GPU throughput measurement: 64 MiB, enough that
 /// a card's streaming rate shows past its fixed latency.
 const GPU_BLOBS: usize = 64 * 1024;
+
+/// Bytes of each split timed for [`SplitSlowdown`]: at 16 MiB an H200
+/// host's splits already ran at their large-batch rates, 64 MiB leaves
+/// the GPU's fixed latency a small part.
+const SPLIT_BYTES: usize = 64 << 20;
+/// The GPU's share in a timed split is kept within this of 0 and 1, so
+/// that both sides run even where the model gives one nearly everything.
+const SPLIT_SHARE_MIN: f64 = 0.05;
+/// Bounds on a measured slowdown, against a timing gone wrong.
+const SLOWDOWN_MIN: f64 = 0.5;
+const SLOWDOWN_MAX: f64 = 20.0;
 
 /// How long the GPU is kept busy before it is timed: a card idles at a
 /// fraction of its clock (an H200 at 345 MHz against 1980).
@@ -57,6 +69,17 @@ fn streaming_timings(
         }
     }
     Ok(best.unwrap_or_default())
+}
+
+/// A copy of `data` in the engine's pinned memory; `None` where it has
+/// none to give.
+fn pinned_copy(engine: &Engine, data: &[u8]) -> Result<Option<PinnedBuffer>, Error> {
+    let mut pinned = engine.pinned_buffer(data.len())?;
+    if !pinned.is_pinned() {
+        return Ok(None);
+    }
+    pinned.copy_from_slice(data);
+    Ok(Some(pinned))
 }
 
 /// The best of three timed runs after one warm-up.
@@ -105,7 +128,8 @@ pub(crate) fn calibrate(engine: &Engine) -> Result<Profile, Error> {
     let (adapter, gpu) = match engine.gpu() {
         Some(gpu_handle) => {
             let info = gpu_handle.info().clone();
-            let rates = measure_gpu(engine, info.device_type == GpuDeviceType::Cpu)?;
+            let software = info.device_type == GpuDeviceType::Cpu;
+            let rates = measure_gpu(engine, &cpu, software)?;
             (Some(info.name), Some(rates))
         }
         None => (None, None),
@@ -118,20 +142,16 @@ pub(crate) fn calibrate(engine: &Engine) -> Result<Profile, Error> {
     })
 }
 
-fn measure_gpu(engine: &Engine, software: bool) -> Result<GpuRates, Error> {
+fn measure_gpu(engine: &Engine, cpu: &CpuRates, software: bool) -> Result<GpuRates, Error> {
     let (tiny, tiny_offsets) = packed(64, 128);
     let mut out = vec![[0u8; 32]; tiny_offsets.len() - 1];
     let latency = best_time(|| engine.hash_packed_on_gpu(&tiny, &tiny_offsets, &mut out, false))?;
     let (data, offsets) = packed(1024, GPU_BLOBS * 1024);
     let timings = streaming_timings(engine, &data, &offsets, false)?;
     // The same blobs in pinned memory, which the GPU copies as they lie.
-    let mut pinned = engine.pinned_buffer(data.len())?;
-    let pinned_timings = match pinned.is_pinned() {
-        true => {
-            pinned.copy_from_slice(&data);
-            Some(streaming_timings(engine, &pinned, &offsets, false)?)
-        }
-        false => None,
+    let pinned_timings = match pinned_copy(engine, &data)? {
+        Some(pinned) => Some(streaming_timings(engine, &pinned, &offsets, false)?),
+        None => None,
     };
     let blobs = (offsets.len() - 1) as f64;
     let seconds = |duration: Duration| duration.as_secs_f64().max(1e-9);
@@ -163,27 +183,80 @@ fn measure_gpu(engine: &Engine, software: bool) -> Result<GpuRates, Error> {
     // 64-byte blobs from pinned memory, their host work on one thread as
     // in a split: what the rates above do not account for is the cost of
     // each blob.
-    let pinned_blob = match pinned_upload {
-        Some(pinned_upload) => {
-            let (data, offsets) = packed(64, GPU_BLOBS * 64 * 4);
-            let mut pinned = engine.pinned_buffer(data.len())?;
-            pinned.copy_from_slice(&data);
-            let timings = streaming_timings(engine, &pinned, &offsets, true)?;
-            let blobs = (offsets.len() - 1) as f64;
-            let modelled = (data.len() as f64 + 8.0 * blobs) / pinned_upload
+    let (tiny_data, tiny_offsets) = packed(64, GPU_BLOBS * 64 * 4);
+    let pinned_blob = match (pinned_upload, pinned_copy(engine, &tiny_data)?) {
+        (Some(pinned_upload), Some(pinned)) => {
+            let timings = streaming_timings(engine, &pinned, &tiny_offsets, true)?;
+            let blobs = (tiny_offsets.len() - 1) as f64;
+            let modelled = (pinned.len() as f64 + 8.0 * blobs) / pinned_upload
                 + blobs / kernel
                 + 32.0 * blobs / download;
             Some(((streaming_of(&timings) - modelled) / blobs).max(0.0))
         }
-        None => None,
+        _ => None,
     };
-    Ok(GpuRates {
+    let mut rates = GpuRates {
         latency_sec: latency.as_secs_f64(),
         upload_bytes_per_sec: upload,
         pinned_upload_bytes_per_sec: pinned_upload,
         pinned_blob_sec: pinned_blob,
+        split_slowdown: None,
         download_bytes_per_sec: download,
         kernel_blobs_per_sec: kernel,
         software,
+    };
+    // A software adapter is never planned for: its splits are measured
+    // small, for the code's sake, not for their figures.
+    let split_bytes = if software { 2 << 20 } else { SPLIT_BYTES };
+    rates.split_slowdown = Some(split_slowdown(engine, cpu, &rates, split_bytes)?);
+    Ok(rates)
+}
+
+/// Splits of `bytes` of 64-byte and of 1 KiB blobs, from ordinary
+/// and (where the engine can pin it) pinned memory, each at the share the
+/// model balances, timed against the model's prediction from `cpu` and
+/// `gpu`.
+fn split_slowdown(
+    engine: &Engine,
+    cpu: &CpuRates,
+    gpu: &GpuRates,
+    bytes: usize,
+) -> Result<SplitSlowdown, Error> {
+    let profile = Profile {
+        cpu_model: cpu_model(),
+        adapter: None,
+        cpu: cpu.clone(),
+        gpu: Some(gpu.clone()),
+    };
+    let threads = engine.threads();
+    let measure = |len: usize, pinned: bool| -> Result<Option<f64>, Error> {
+        let (data, offsets) = packed(len, bytes);
+        let memory = match pinned {
+            true => match pinned_copy(engine, &data)? {
+                Some(memory) => Some(memory),
+                None => return Ok(None),
+            },
+            false => None,
+        };
+        let bytes = memory.as_deref().unwrap_or(&data);
+        let shape = BatchShape::from_lengths(std::iter::repeat_n(len, offsets.len() - 1));
+        let in_place = engine.may_copy_in_place(bytes, &offsets);
+        let share = scheduler::plan_for(&shape, &profile, threads, in_place)
+            .gpu_share
+            .clamp(SPLIT_SHARE_MIN, 1.0 - SPLIT_SHARE_MIN);
+        let predicted = scheduler::split_seconds(&shape, &profile, threads, in_place, share);
+        let mut out = vec![[0u8; 32]; offsets.len() - 1];
+        let measured = best_time(|| engine.hash_packed_split(bytes, &offsets, &mut out, share))?;
+        Ok(Some(
+            (measured.as_secs_f64() / predicted).clamp(SLOWDOWN_MIN, SLOWDOWN_MAX),
+        ))
+    };
+    let tiny = measure(64, false)?.unwrap_or(1.0);
+    let chunk = measure(1024, false)?.unwrap_or(1.0);
+    Ok(SplitSlowdown {
+        tiny,
+        chunk,
+        pinned_tiny: measure(64, true)?,
+        pinned_chunk: measure(1024, true)?,
     })
 }

@@ -27,11 +27,15 @@ use crate::scheduler::{self, BatchShape, Choice, Plan, Profile};
 const SHARED_CHECK_MIN_OFFSETS: usize = 16 * 1024;
 
 /// Batches of up to this many blobs are planned from every length; larger
-/// ones from [`SHAPE_SAMPLES`] of them, as a pass over millions of lengths
-/// before hashing costs more than the plan can win (a sixth of the time of
-/// 64-byte blobs on 16 cores).
-const EXACT_SHAPE_MAX: usize = 64 * 1024;
-const SHAPE_SAMPLES: usize = 4096;
+/// ones from [`SHAPE_SAMPLES`] of them. Auto pays for the shape before it
+/// hashes: a pass over millions of lengths cost a sixth of the time of
+/// 64-byte blobs on 16 cores, and each sample is a cache miss. With cold
+/// caches on this project's development machine, every length of 16 Ki
+/// blobs took 11 us, of 64 Ki 46 us; 4096 samples of 256 Ki offsets 38 us,
+/// 1024 samples 18 us (of 4 Mi, 125 and 38 us), against about 350 us for
+/// 16 MiB of blobs on 16 cores.
+const EXACT_SHAPE_MAX: usize = 16 * 1024;
+const SHAPE_SAMPLES: usize = 1024;
 
 /// Where batches run.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -350,6 +354,23 @@ impl Engine {
     /// behind the choice. [`Backend::Cpu`] and [`Backend::Gpu`] engines
     /// report their fixed choice with the model's predictions beside it.
     pub fn plan(&self, shape: &BatchShape) -> Plan {
+        self.plan_where(shape, false)
+    }
+
+    /// Where this batch of packed blobs would run, as [`plan`](Self::plan)
+    /// says, knowing where it lies: the GPU copies blobs of one length
+    /// from a [`PinnedBuffer`] without packing them, which changes the
+    /// plan. The offsets are not checked.
+    pub fn plan_packed<O: Offset>(&self, data: &[u8], offsets: &[O]) -> Plan {
+        self.plan_where(
+            &packed_shape(offsets),
+            self.may_copy_in_place(data, offsets),
+        )
+    }
+
+    /// [`plan`](Self::plan) for a batch the GPU copies from a pinned
+    /// buffer where it lies if `in_place`.
+    fn plan_where(&self, shape: &BatchShape, in_place: bool) -> Plan {
         let mut profile_view;
         let profile = if self.inner.gpu.is_some() {
             &self.inner.profile
@@ -358,7 +379,7 @@ impl Engine {
             profile_view.gpu = None;
             &profile_view
         };
-        let mut plan = scheduler::plan(shape, profile, self.inner.threads);
+        let mut plan = scheduler::plan_for(shape, profile, self.inner.threads, in_place);
         match self.inner.backend {
             Backend::Cpu => plan.choice = Choice::Cpu,
             Backend::Gpu => plan.choice = Choice::Gpu,
@@ -521,7 +542,24 @@ impl Engine {
         }
         // Auto never fails on a GPU error: the CPU redoes that part.
         let in_place = gpu.copies_in_place(source);
-        match self.auto_choice(source.count(), || self.shape_of(source), in_place) {
+        let choice = self.auto_choice(source.count(), || self.shape_of(source), in_place);
+        self.run_choice(gpu, mode, source, out, choice, in_place);
+        Ok(())
+    }
+
+    /// Runs a batch where `choice` says, as Auto does: a GPU failure is
+    /// redone on the CPU. `in_place`: the GPU copies the blobs from a
+    /// pinned buffer where they lie.
+    fn run_choice<S: BlobSource>(
+        &self,
+        gpu: &Gpu,
+        mode: Mode,
+        source: &S,
+        out: &mut [[u8; 32]],
+        choice: Choice,
+        in_place: bool,
+    ) {
+        match choice {
             Choice::Cpu => self.run_cpu(mode, source, out),
             Choice::Gpu => {
                 if self
@@ -560,7 +598,6 @@ impl Engine {
                 }
             }
         }
-        Ok(())
     }
 
     /// The `wgpu` device and queue the engine's GPU work runs on (its own,
@@ -654,6 +691,44 @@ impl Engine {
         self.hash_buffers(mode, blobs, gpu::Digests::Host(out))
     }
 
+    /// Records the hash of blobs that already live in GPU buffers, as
+    /// [`hash_gpu_blobs`](Self::hash_gpu_blobs) does, into a command
+    /// buffer for the caller to submit on the engine's queue
+    /// ([`wgpu_device`](Self::wgpu_device)) with their own, so that a GPU
+    /// pipeline runs many hashes without waiting on the host for each.
+    /// [`PendingGpuHash::wait`](crate::PendingGpuHash::wait) then waits
+    /// for it and reports offsets the GPU found bad.
+    ///
+    /// Each call reads its own parameters, so several may be recorded
+    /// before any is submitted, in any order; the buffers must not change
+    /// between submission and completion.
+    ///
+    /// ```no_run
+    /// # fn run(engine: &blake3_batch::Engine, blobs: blake3_batch::GpuBlobs,
+    /// #        digests: &blake3_batch::wgpu::Buffer) -> Result<(), blake3_batch::Error> {
+    /// let (_, queue) = engine.wgpu_device().expect("a GPU engine");
+    /// let (commands, pending) = engine.encode_gpu_blobs(blake3_batch::Mode::Hash, blobs, digests, 0)?;
+    /// queue.submit([commands]); // with the commands that make and use the blobs
+    /// pending.wait()?;
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// Fails at once, recording nothing, where
+    /// [`hash_gpu_blobs`](Self::hash_gpu_blobs) would before running.
+    #[cfg(feature = "gpu")]
+    pub fn encode_gpu_blobs(
+        &self,
+        mode: Mode,
+        blobs: GpuBlobs,
+        digests: &wgpu::Buffer,
+        digests_offset: u64,
+    ) -> Result<(wgpu::CommandBuffer, crate::PendingGpuHash), Error> {
+        let gpu = self.require_gpu()?;
+        let words = self.mode_words(mode);
+        let (commands, recorded) = gpu.encode_buffers(words, blobs, digests, digests_offset)?;
+        Ok((commands, crate::PendingGpuHash::new(self.clone(), recorded)))
+    }
+
     #[cfg(feature = "gpu")]
     fn hash_buffers(
         &self,
@@ -661,18 +736,27 @@ impl Engine {
         blobs: GpuBlobs,
         digests: gpu::Digests,
     ) -> Result<(), Error> {
-        let Some(gpu) = &self.inner.gpu else {
-            return Err(ErrorKind::BackendUnavailable {
+        let words = self.mode_words(mode);
+        self.require_gpu()?.hash_buffers(words, blobs, digests)
+    }
+
+    /// The GPU, or the error for an engine without one.
+    fn require_gpu(&self) -> Result<&Gpu, Error> {
+        self.inner.gpu.as_ref().ok_or_else(|| {
+            ErrorKind::BackendUnavailable {
                 backend: "gpu".to_owned(),
                 reason: "this engine has no GPU: build it with Backend::Gpu or \
                          EngineBuilder::wgpu_device"
                     .to_owned(),
             }
-            .into());
-        };
+            .into()
+        })
+    }
+
+    /// The key words and flags of `mode` for the shaders.
+    fn mode_words(&self, mode: Mode) -> crate::mode::ModeWords {
         let kernel = self.inner.kernel;
-        let words = mode.words(|context| hash_one(kernel, Mode::CONTEXT, context));
-        gpu.hash_buffers(words, blobs, digests)
+        mode.words(|context| hash_one(kernel, Mode::CONTEXT, context))
     }
 
     /// Whether a batch of `count` blobs runs on the CPU alone: always
@@ -695,7 +779,7 @@ impl Engine {
     /// blob's length, times the count, spans the blobs' bytes, and the GPU
     /// would copy blobs of that length from there (the plan that follows
     /// checks the offsets, then decides exactly).
-    fn may_copy_in_place<O: Offset>(&self, data: &[u8], offsets: &[O]) -> bool {
+    pub(crate) fn may_copy_in_place<O: Offset>(&self, data: &[u8], offsets: &[O]) -> bool {
         let (Some(gpu), [first, second, .., last]) = (&self.inner.gpu, offsets) else {
             return false;
         };
@@ -731,40 +815,27 @@ impl Engine {
     }
 
     /// The batch's shape for the planner: at once for blobs of one length
-    /// back to back, from every length on the engine's threads up to
-    /// [`EXACT_SHAPE_MAX`] blobs, else from a sample. One thread over 4 Mi
-    /// offsets took about half as long as 16 threads hashing those 64-byte
-    /// blobs (an H200 host, Auto at half the CPU's rate).
+    /// back to back, from every length up to [`EXACT_SHAPE_MAX`] blobs,
+    /// else from a sample.
     fn shape_of<S: BlobSource>(&self, source: &S) -> BatchShape {
         let count = source.count();
         if let Some((_, len)) = source.back_to_back(0, count) {
             return BatchShape::from_lengths(std::iter::once(len)).times(count);
         }
-        if count > EXACT_SHAPE_MAX {
-            let total = S::CONTIGUOUS.then(|| source.bytes(0, count) as u64);
-            return BatchShape::sampled(count, total, SHAPE_SAMPLES, |index| {
-                source.len(index) as u64
-            });
+        if count <= EXACT_SHAPE_MAX {
+            return BatchShape::from_lengths((0..count).map(|index| source.len(index)));
         }
-        const PIECE: usize = 64 * 1024;
-        let pieces: Vec<_> = (0..count).step_by(PIECE).collect();
-        let shapes = std::sync::Mutex::new(BatchShape::default());
-        self.cpu_threads().for_each(pieces, |first| {
-            let end = count.min(first + PIECE);
-            let piece = BatchShape::from_lengths((first..end).map(|index| source.len(index)));
-            let mut total = shapes.lock().unwrap_or_else(|poison| poison.into_inner());
-            *total = total.merge(piece);
-        });
-        shapes
-            .into_inner()
-            .unwrap_or_else(|poison| poison.into_inner())
+        let total = S::CONTIGUOUS.then(|| source.bytes(0, count) as u64);
+        BatchShape::sampled(count, total, SHAPE_SAMPLES, |index| {
+            source.len(index) as u64
+        })
     }
 
     fn run_cpu<S: BlobSource>(&self, mode: Mode, source: &S, out: &mut [[u8; 32]]) {
         hash_source(self.inner.kernel, self.cpu_threads(), mode, source, out);
     }
 
-    /// The GPU, when the engine has one (for calibration).
+    /// The GPU, when the engine has one (for calibration, pending hashes).
     pub(crate) fn gpu(&self) -> Option<&Gpu> {
         self.inner.gpu.as_ref()
     }
@@ -779,20 +850,30 @@ impl Engine {
     ) -> Result<(), Error> {
         let source = Packed::new(data, offsets)?;
         check_output(source.count(), out)?;
-        match &self.inner.gpu {
-            Some(gpu) => {
-                let threads = match one_thread {
-                    true => Threads::One,
-                    false => self.cpu_threads(),
-                };
-                self.run_gpu(gpu, Mode::Hash, &source, out, LongBlobs::OnGpu, threads)
-            }
-            None => Err(ErrorKind::BackendUnavailable {
-                backend: "gpu".to_owned(),
-                reason: "this engine has no GPU".to_owned(),
-            }
-            .into()),
-        }
+        let gpu = self.require_gpu()?;
+        let threads = match one_thread {
+            true => Threads::One,
+            false => self.cpu_threads(),
+        };
+        self.run_gpu(gpu, Mode::Hash, &source, out, LongBlobs::OnGpu, threads)
+    }
+
+    /// Hashes packed blobs split as `share` of them on the GPU and the
+    /// rest on the CPU, whatever the backend (calibration).
+    pub(crate) fn hash_packed_split(
+        &self,
+        data: &[u8],
+        offsets: &[u64],
+        out: &mut [[u8; 32]],
+        share: f64,
+    ) -> Result<(), Error> {
+        let source = Packed::new(data, offsets)?;
+        check_output(source.count(), out)?;
+        let gpu = self.require_gpu()?;
+        let in_place = gpu.copies_in_place(&source);
+        let choice = forced_split(share, source.count());
+        self.run_choice(gpu, Mode::Hash, &source, out, choice, in_place);
+        Ok(())
     }
 
     fn cpu_threads(&self) -> Threads<'_> {
@@ -816,7 +897,7 @@ impl Engine {
         threads: Threads<'_>,
     ) -> Result<(), Error> {
         let kernel = self.inner.kernel;
-        let words = mode.words(|context| hash_one(kernel, Mode::CONTEXT, context));
+        let words = self.mode_words(mode);
         let max_blob = match long {
             LongBlobs::OnGpu => gpu.max_blob(),
             LongBlobs::OnCpu => CHUNK_LEN,

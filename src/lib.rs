@@ -27,6 +27,8 @@ mod error;
 mod gpu;
 mod mode;
 mod offsets;
+#[cfg(feature = "gpu")]
+mod pending;
 mod pinned;
 mod profile;
 mod scheduler;
@@ -44,9 +46,11 @@ pub use gpu::{GpuBlobs, GpuOffsets};
 #[doc(hidden)]
 pub use gpu::{GpuFault, GpuFaultStage};
 pub use mode::Mode;
+#[cfg(feature = "gpu")]
+pub use pending::PendingGpuHash;
 pub use pinned::PinnedBuffer;
 pub use profile::{cpu_model, profile_path, PROFILE_ENV};
-pub use scheduler::{BatchShape, Choice, CpuRates, GpuRates, Plan, Profile};
+pub use scheduler::{BatchShape, Choice, CpuRates, GpuRates, Plan, Profile, SplitSlowdown};
 /// The `wgpu` the GPU path is built on: its devices and buffers are what
 /// [`EngineBuilder::wgpu_device`] and [`Engine::hash_gpu_blobs`] take.
 #[cfg(feature = "gpu")]

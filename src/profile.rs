@@ -78,6 +78,15 @@ impl Profile {
                 gpu.download_bytes_per_sec,
                 gpu.kernel_blobs_per_sec,
             ]
+            .into_iter()
+            .chain(gpu.split_slowdown.iter().flat_map(|slowdown| {
+                [
+                    slowdown.tiny,
+                    slowdown.chunk,
+                    slowdown.pinned_tiny.unwrap_or(1.0),
+                    slowdown.pinned_chunk.unwrap_or(1.0),
+                ]
+            }))
         });
         if rates
             .into_iter()

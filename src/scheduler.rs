@@ -96,22 +96,17 @@ impl BatchShape {
         }
     }
 
-    /// The sum of two shapes (two parts of one batch).
-    pub(crate) fn merge(self, other: BatchShape) -> BatchShape {
-        BatchShape {
-            blobs: self.blobs + other.blobs,
-            bytes: self.bytes + other.bytes,
-            large_blobs: self.large_blobs + other.large_blobs,
-            large_bytes: self.large_bytes + other.large_bytes,
-        }
-    }
-
     fn small_blobs(&self) -> usize {
         self.blobs - self.large_blobs
     }
 
     fn small_bytes(&self) -> u64 {
         self.bytes - self.large_bytes
+    }
+
+    /// The average length of the blobs of at most 1 KiB.
+    fn small_average(&self) -> f64 {
+        self.small_bytes() as f64 / self.small_blobs().max(1) as f64
     }
 }
 
@@ -150,6 +145,11 @@ pub struct GpuRates {
     /// dominates; `None` where not measured (taken as nothing).
     #[serde(default)]
     pub pinned_blob_sec: Option<f64>,
+    /// How much longer a split took, measured on this machine, than this
+    /// model predicts for it; `None` where not measured (taken as
+    /// predicted).
+    #[serde(default)]
+    pub split_slowdown: Option<SplitSlowdown>,
     /// Device-to-host bytes per second (digests).
     pub download_bytes_per_sec: f64,
     /// Blobs of up to 1 KiB the shader hashes per second.
@@ -157,6 +157,37 @@ pub struct GpuRates {
     /// A software rasteriser (lavapipe, llvmpipe): never chosen
     /// automatically, whatever its rates say.
     pub software: bool,
+}
+
+/// A split's measured time ÷ the model's prediction for it, by blob size
+/// and memory: what the model does not see (the CPU share and the GPU's
+/// transfers contending for host memory, the host work of the GPU's share
+/// on a core the CPU share also wants). Sizes between are interpolated.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SplitSlowdown {
+    /// 64-byte blobs the engine packs for the GPU.
+    pub tiny: f64,
+    /// 1 KiB blobs the engine packs for the GPU.
+    pub chunk: f64,
+    /// 64-byte blobs the GPU copies from a pinned buffer; `None` where the
+    /// engine cannot pin memory.
+    pub pinned_tiny: Option<f64>,
+    /// 1 KiB blobs the GPU copies from a pinned buffer.
+    pub pinned_chunk: Option<f64>,
+}
+
+impl SplitSlowdown {
+    /// The slowdown of a split of blobs of `average` bytes, copied from a
+    /// pinned buffer if `in_place` (the packed figures stand in where
+    /// those were not measured).
+    pub fn at(&self, average: f64, in_place: bool) -> f64 {
+        let (tiny, chunk) = match (in_place, self.pinned_tiny, self.pinned_chunk) {
+            (true, Some(tiny), Some(chunk)) => (tiny, chunk),
+            _ => (self.tiny, self.chunk),
+        };
+        let along = ((average - 64.0) / (1024.0 - 64.0)).clamp(0.0, 1.0);
+        tiny + (chunk - tiny) * along
+    }
 }
 
 /// The rates a plan is computed from, and the machine they were measured on.
@@ -239,7 +270,8 @@ const SPLIT_MARGIN: f64 = 0.9;
 
 /// Predicts CPU, GPU and split times for `shape` on `threads` CPU threads
 /// and picks the fastest.
-pub fn plan(shape: &BatchShape, profile: &Profile, threads: usize) -> Plan {
+#[cfg(test)]
+fn plan(shape: &BatchShape, profile: &Profile, threads: usize) -> Plan {
     plan_for(shape, profile, threads, false)
 }
 
@@ -277,8 +309,10 @@ pub(crate) fn plan_for(
     // + f * upload.
     let share = ((cpu_large + cpu_small - gpu.latency_sec) / (gpu_work - upload + cpu_small))
         .clamp(0.0, 1.0);
-    let split_sec = (gpu.latency_sec + share * gpu_work)
-        .max(cpu_large + (1.0 - share) * cpu_small + share * upload);
+    let split_sec = split_seconds(shape, profile, threads, in_place, share)
+        * gpu
+            .split_slowdown
+            .map_or(1.0, |slowdown| slowdown.at(shape.small_average(), in_place));
     let mut plan = Plan {
         gpu_sec: Some(gpu_sec),
         split_sec: Some(split_sec),
@@ -296,6 +330,26 @@ pub(crate) fn plan_for(
         Choice::Cpu
     };
     plan
+}
+
+/// The model's time for the GPU taking `share` of the small blobs of
+/// `shape` and the CPU the rest, as measured rates alone predict it (no
+/// [`SplitSlowdown`]); infinite without a GPU in the profile.
+pub(crate) fn split_seconds(
+    shape: &BatchShape,
+    profile: &Profile,
+    threads: usize,
+    in_place: bool,
+    share: f64,
+) -> f64 {
+    let Some(gpu) = &profile.gpu else {
+        return f64::INFINITY;
+    };
+    let cpu_small = cpu_seconds_small(shape, &profile.cpu, threads);
+    let cpu_large = cpu_seconds_large(shape, &profile.cpu, threads);
+    let (gpu_work, packing) = gpu_seconds_small(shape, gpu, in_place);
+    let upload = if in_place { 0.0 } else { packing };
+    (gpu.latency_sec + share * gpu_work).max(cpu_large + (1.0 - share) * cpu_small + share * upload)
 }
 
 fn parallel_rate(rate: f64, cpu: &CpuRates, threads: usize) -> f64 {
@@ -422,6 +476,7 @@ mod tests {
                 upload_bytes_per_sec: 25e9,
                 pinned_upload_bytes_per_sec: None,
                 pinned_blob_sec: None,
+                split_slowdown: None,
                 download_bytes_per_sec: 25e9,
                 kernel_blobs_per_sec: 200e6,
                 software: false,
@@ -497,15 +552,7 @@ mod tests {
     /// small one still stays on the CPU.
     #[test]
     fn blobs_in_pinned_memory_are_split_where_packed_ones_are_not() {
-        let mut profile = fast_gpu();
-        profile.cpu.chunk_bytes_per_sec = 4.9e9;
-        profile.cpu.thread_efficiency = 0.85;
-        let gpu = profile.gpu.as_mut().unwrap();
-        gpu.upload_bytes_per_sec = 26e9;
-        gpu.pinned_upload_bytes_per_sec = Some(41e9);
-        gpu.pinned_blob_sec = Some(0.5e-9);
-        gpu.kernel_blobs_per_sec = 1.14e9;
-        gpu.download_bytes_per_sec = 43e9;
+        let mut profile = h200_profile();
         for blobs in [1 << 18, 1 << 20] {
             let shape = uniform(blobs, 1024);
             let packed = plan_for(&shape, &profile, 16, false);
@@ -524,9 +571,101 @@ mod tests {
         profile.gpu.as_mut().unwrap().pinned_upload_bytes_per_sec = None;
         let guess = plan_for(&uniform(1 << 20, 1024), &profile, 16, true);
         assert!(
-            guess.gpu_sec.unwrap() > 1.5 * (1 << 30) as f64 / 41e9,
+            guess.gpu_sec.unwrap() > 1.5 * (1 << 30) as f64 / 43.9e9,
             "{guess:?}"
         );
+    }
+
+    /// The profile an H200 host calibrated at d6e3d65, before splits were
+    /// timed.
+    fn h200_profile() -> Profile {
+        Profile {
+            cpu_model: "Intel(R) Xeon(R) Processor".into(),
+            adapter: Some("NVIDIA H200".into()),
+            cpu: CpuRates {
+                tiny_bytes_per_sec: 4.727e9,
+                small_bytes_per_sec: 3.702e9,
+                chunk_bytes_per_sec: 4.584e9,
+                large_bytes_per_sec: 4.719e9,
+                thread_efficiency: 0.8407,
+            },
+            gpu: Some(GpuRates {
+                latency_sec: 135.2e-6,
+                upload_bytes_per_sec: 26.12e9,
+                pinned_upload_bytes_per_sec: Some(43.93e9),
+                pinned_blob_sec: Some(1.647e-9),
+                split_slowdown: None,
+                download_bytes_per_sec: 43.32e9,
+                kernel_blobs_per_sec: 1.166e9,
+                software: false,
+            }),
+        }
+    }
+
+    /// With that profile the model split 1 GiB of 64-byte blobs in pinned
+    /// memory, predicting 77 GB/s; the split ran at 19.1 against 43.6 for
+    /// the CPU alone. A split of 1 KiB blobs it put at 99 GB/s ran at 81.5
+    /// (60.7 on the CPU). The slowdowns those runs give keep the first on
+    /// the CPU and still split the second.
+    #[test]
+    fn a_measured_slowdown_keeps_a_losing_split_on_the_cpu() {
+        let tiny = uniform(1 << 24, 64);
+        let chunk = uniform(1 << 20, 1024);
+        let mut profile = h200_profile();
+        let rate = |plan: &Plan, shape: &BatchShape| shape.bytes as f64 / plan.split_sec.unwrap();
+        let unmeasured = plan_for(&tiny, &profile, 16, true);
+        assert!(
+            matches!(unmeasured.choice, Choice::Split { .. }),
+            "{unmeasured:?}"
+        );
+        let tiny_slowdown = rate(&unmeasured, &tiny) / 19.1e9;
+        let unmeasured_chunk = plan_for(&chunk, &profile, 16, true);
+        let chunk_slowdown = rate(&unmeasured_chunk, &chunk) / 81.5e9;
+        assert!(
+            (3.0..5.0).contains(&tiny_slowdown) && (1.0..1.5).contains(&chunk_slowdown),
+            "{tiny_slowdown} {chunk_slowdown}"
+        );
+        profile.gpu.as_mut().unwrap().split_slowdown = Some(SplitSlowdown {
+            tiny: 1.0,
+            chunk: 1.0,
+            pinned_tiny: Some(tiny_slowdown),
+            pinned_chunk: Some(chunk_slowdown),
+        });
+        let measured = plan_for(&tiny, &profile, 16, true);
+        assert_eq!(measured.choice, Choice::Cpu, "{measured:?}");
+        let measured_chunk = plan_for(&chunk, &profile, 16, true);
+        assert!(
+            matches!(measured_chunk.choice, Choice::Split { .. }),
+            "{measured_chunk:?}"
+        );
+        // The predicted time of the split is the measured one.
+        assert!((rate(&measured_chunk, &chunk) / 81.5e9 - 1.0).abs() < 1e-9);
+        // Packed batches use the packed slowdowns.
+        let packed = plan_for(&tiny, &profile, 16, false);
+        let unmeasured_packed = plan_for(&tiny, &h200_profile(), 16, false);
+        assert_eq!(packed.split_sec, unmeasured_packed.split_sec);
+    }
+
+    #[test]
+    fn slowdowns_between_sizes_are_interpolated() {
+        let slowdown = SplitSlowdown {
+            tiny: 3.0,
+            chunk: 1.0,
+            pinned_tiny: Some(5.0),
+            pinned_chunk: Some(2.0),
+        };
+        assert_eq!(slowdown.at(10.0, false), 3.0);
+        assert_eq!(slowdown.at(64.0, false), 3.0);
+        assert_eq!(slowdown.at(544.0, false), 2.0);
+        assert_eq!(slowdown.at(1024.0, false), 1.0);
+        assert_eq!(slowdown.at(64.0, true), 5.0);
+        assert_eq!(slowdown.at(1024.0, true), 2.0);
+        let unpinned = SplitSlowdown {
+            pinned_tiny: None,
+            pinned_chunk: None,
+            ..slowdown
+        };
+        assert_eq!(unpinned.at(64.0, true), 3.0);
     }
 
     #[test]

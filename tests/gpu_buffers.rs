@@ -444,3 +444,171 @@ fn buffers_that_cannot_be_used_are_errors_and_nothing_is_written() {
         assert_eq!(*digest, *blake3::hash(blob).as_bytes());
     }
 }
+
+/// Hashes recorded for the caller to submit: several recorded before any
+/// is submitted, submitted in the other order behind the caller's own
+/// commands that write the data, each with its own parameters; an empty
+/// call; bad offsets reported by `wait` with nothing written; commands
+/// never submitted are an error, not a hang.
+#[test]
+fn hashes_recorded_for_the_caller_to_submit() {
+    let Some(engine) = gpu_engine(None) else {
+        return;
+    };
+    let (device, queue) = engine.wgpu_device().unwrap();
+    let key = [9u8; 32];
+    let blobs: Vec<Vec<u8>> = (0..700u32)
+        .map(|i| i.to_le_bytes().repeat(i as usize % 257))
+        .collect();
+    let (data, offsets) = pack(&blobs.iter().map(Vec::as_slice).collect::<Vec<_>>(), 1, 9);
+    let records: Vec<u8> = (0..64 * 500u32).map(|i| (i * 7 % 251) as u8).collect();
+    // The caller's pipeline makes the data on the GPU: here, a copy in its
+    // own command buffer, submitted with the hashes.
+    let copy_src = wgpu::BufferUsages::COPY_SRC;
+    let made = |bytes: &[u8]| {
+        let source = upload(&engine, bytes, copy_src);
+        let target = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("made on the GPU"),
+            size: source.size(),
+            usage: STORAGE | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        (source, target)
+    };
+    let (data_source, data_buffer) = made(&data);
+    let (records_source, records_buffer) = made(&records);
+    let offset_buffer = upload(&engine, &offsets_u64(&offsets), STORAGE);
+    let alignment = u64::from(device.limits().min_storage_buffer_offset_alignment);
+    let second = (32 * 700u64).next_multiple_of(alignment);
+    let digests = device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("digests"),
+        size: second + 32 * 500,
+        usage: STORAGE | copy_src,
+        mapped_at_creation: false,
+    });
+    let packed = GpuBlobs::Packed {
+        data: &data_buffer,
+        offsets: GpuOffsets::U64(&offset_buffer),
+        count: 700,
+    };
+    let as_records = GpuBlobs::Records {
+        data: &records_buffer,
+        first_byte: 0,
+        record_size: 64,
+        count: 500,
+    };
+    let (first, first_pending) = engine
+        .encode_gpu_blobs(Mode::KeyedHash(&key), packed, &digests, 0)
+        .unwrap();
+    let (later, later_pending) = engine
+        .encode_gpu_blobs(Mode::DeriveKey("recorded"), as_records, &digests, second)
+        .unwrap();
+    let mut encoder = device.create_command_encoder(&Default::default());
+    encoder.copy_buffer_to_buffer(&data_source, 0, &data_buffer, 0, data_source.size());
+    encoder.copy_buffer_to_buffer(
+        &records_source,
+        0,
+        &records_buffer,
+        0,
+        records_source.size(),
+    );
+    queue.submit([encoder.finish(), later, first]);
+    first_pending.wait().unwrap();
+    later_pending.wait().unwrap();
+    let bytes = read(&engine, &digests, digests.size());
+    for (index, blob) in blobs.iter().enumerate() {
+        let at = 32 * index;
+        assert_eq!(
+            bytes[at..at + 32],
+            *blake3::keyed_hash(&key, blob).as_bytes(),
+            "packed blob {index}"
+        );
+    }
+    for (index, record) in records.chunks(64).enumerate() {
+        let at = second as usize + 32 * index;
+        assert_eq!(
+            bytes[at..at + 32],
+            blake3::derive_key("recorded", record),
+            "record {index}"
+        );
+    }
+
+    // No blobs: empty commands, nothing to wait for.
+    let none = GpuBlobs::Records {
+        data: &records_buffer,
+        first_byte: 0,
+        record_size: 64,
+        count: 0,
+    };
+    let (commands, pending) = engine
+        .encode_gpu_blobs(Mode::Hash, none, &digests, 0)
+        .unwrap();
+    queue.submit([commands]);
+    pending.wait().unwrap();
+
+    // Offsets the GPU finds bad: `wait` names the blob, nothing is written.
+    let before = read(&engine, &digests, digests.size());
+    let mut bad = offsets.clone();
+    bad[400] = bad[399] - 1;
+    let bad_buffer = upload(&engine, &offsets_u64(&bad), STORAGE);
+    let bad_blobs = GpuBlobs::Packed {
+        data: &data_buffer,
+        offsets: GpuOffsets::U64(&bad_buffer),
+        count: 700,
+    };
+    let (commands, pending) = engine
+        .encode_gpu_blobs(Mode::Hash, bad_blobs, &digests, 0)
+        .unwrap();
+    queue.submit([commands]);
+    let error = pending.wait().unwrap_err();
+    assert!(
+        matches!(error.kind(), ErrorKind::GpuBuffer { .. })
+            && error.to_string().contains("blob 399"),
+        "{error}"
+    );
+    assert_eq!(
+        read(&engine, &digests, digests.size()),
+        before,
+        "nothing written"
+    );
+
+    // A buffer the shader cannot bind fails before anything is recorded.
+    let no_storage = upload(&engine, &[0; 64], copy_src);
+    let error = engine
+        .encode_gpu_blobs(Mode::Hash, packed, &no_storage, 0)
+        .unwrap_err();
+    assert!(
+        matches!(error.kind(), ErrorKind::GpuBuffer { .. }),
+        "{error}"
+    );
+
+    // Never submitted: an error that says to submit, not a hang; dropping
+    // the commands and a pending hash unwaited leaves the engine working.
+    let (commands, pending) = engine
+        .encode_gpu_blobs(Mode::Hash, as_records, &digests, second)
+        .unwrap();
+    let error = pending.wait().unwrap_err();
+    assert!(error.to_string().contains("submit"), "{error}");
+    drop(commands);
+    let (_, unwaited) = engine
+        .encode_gpu_blobs(Mode::Hash, as_records, &digests, second)
+        .unwrap();
+    drop(unwaited);
+    let mut out = vec![[0u8; 32]; 500];
+    engine
+        .hash_gpu_blobs_into(Mode::Hash, as_records, &mut out)
+        .unwrap();
+    for (record, digest) in records.chunks(64).zip(&out) {
+        assert_eq!(*digest, *blake3::hash(record).as_bytes());
+    }
+
+    // An engine without a GPU.
+    let cpu = Engine::builder().backend(Backend::Cpu).build().unwrap();
+    let error = cpu
+        .encode_gpu_blobs(Mode::Hash, packed, &digests, 0)
+        .unwrap_err();
+    assert!(
+        matches!(error.kind(), ErrorKind::BackendUnavailable { .. }),
+        "{error}"
+    );
+}

@@ -62,6 +62,7 @@ fn gpu_first_profile() -> Profile {
             upload_bytes_per_sec: 1e12,
             pinned_upload_bytes_per_sec: None,
             pinned_blob_sec: None,
+            split_slowdown: None,
             download_bytes_per_sec: 1e12,
             kernel_blobs_per_sec: 1e12,
             software: false,

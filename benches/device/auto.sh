@@ -11,6 +11,8 @@ export B3BATCH_PROFILE="$OUT/profile.json"
 step card
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 timeout 60 b3batch --gpu-memory 2048 calibrate 2>&1
+# The profile in one line: the rates and the splits' measured slowdowns.
+timeout 30 b3batch info 2>&1 | grep profile
 for bytes in 1048576 16777216 268435456 1073741824; do
     step auto, $bytes bytes a case
     timeout 100 b3batch --quiet --gpu-memory 2048 --threads "$(nproc)" bench --sizes 64,1024,mixed \

@@ -40,9 +40,9 @@ pub(crate) struct Gpu {
     /// Slabs are created on first use and kept; the lock also makes batches
     /// from several threads take turns on the device.
     slabs: Mutex<Vec<Slab>>,
-    /// The small buffers of calls over the caller's buffers, made at the
-    /// first; the lock also makes such calls take turns.
-    buffer_scratch: Mutex<Option<buffers::Scratch>>,
+    /// The small buffers of calls over the caller's buffers, made as
+    /// needed and reused.
+    buffer_scratch: buffers::ScratchPool,
     last_timings: Mutex<Option<GpuTimings>>,
     /// The pinned buffers made on this device, which batches copy from.
     pinned: Arc<Registry>,
@@ -96,7 +96,7 @@ impl Gpu {
             plan,
             timeout,
             slabs: Mutex::new(Vec::new()),
-            buffer_scratch: Mutex::new(None),
+            buffer_scratch: buffers::ScratchPool::default(),
             last_timings: Mutex::new(None),
             pinned: Arc::default(),
             faults: settings.fault.map(Injector::new),
@@ -120,17 +120,29 @@ impl Gpu {
         blobs: GpuBlobs,
         digests: buffers::Digests,
     ) -> Result<(), Error> {
-        let mut held = lock(&self.buffer_scratch);
-        let scratch = held.get_or_insert_with(|| buffers::Scratch::new(&self.device));
-        let hashed = buffers::hash(&self.device, scratch, words, blobs, digests, self.timeout);
-        if hashed.is_err() {
-            // A failure may leave the status readback mapped: start afresh.
-            *held = None;
-        }
-        drop(held);
-        let timings = hashed?;
+        let scratch = &self.buffer_scratch;
+        let timings = buffers::hash(&self.device, scratch, words, blobs, digests, self.timeout)?;
         *lock(&self.last_timings) = Some(timings);
         Ok(())
+    }
+
+    /// Records the hash of blobs in GPU buffers for the caller to submit
+    /// ([`buffers::encode`]).
+    pub(crate) fn encode_buffers(
+        &self,
+        words: ModeWords,
+        blobs: GpuBlobs,
+        digests: &wgpu::Buffer,
+        offset: u64,
+    ) -> Result<(wgpu::CommandBuffer, Option<buffers::Recorded>), Error> {
+        let scratch = &self.buffer_scratch;
+        buffers::encode(&self.device, scratch, words, blobs, digests, offset)
+    }
+
+    /// Waits for a recorded hash the caller submitted ([`buffers::finish`]).
+    pub(crate) fn finish_buffers(&self, recorded: buffers::Recorded) -> Result<(), Error> {
+        let scratch = &self.buffer_scratch;
+        buffers::finish(&self.device, scratch, recorded, None, self.timeout).map(|_| ())
     }
 
     /// The time to move `bytes` from host memory into device memory the

@@ -3,9 +3,10 @@
 //! generate data on the card, so nothing crosses the bus but the digests,
 //! or not even those.
 
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use super::device::{gpu_failed, GpuDevice};
+use super::device::{gpu_failed, timed_out, GpuDevice};
 use super::layout::{
     BufferParams, DIGEST_BYTES, MAX_ONE_INVOCATION, STATUS_DECREASING, STATUS_PAST_DATA,
     STATUS_TOO_LONG,
@@ -59,17 +60,22 @@ impl GpuBlobs<'_> {
     }
 }
 
-/// The small buffers every call uses, created once per engine and reused
+/// The small buffers a call uses, kept in a [`ScratchPool`] and reused
 /// (created per call, they were a tenth of a 256 MiB batch's time on an
 /// H200).
 pub(crate) struct Scratch {
     params: wgpu::Buffer,
+    /// What `check_packed` found (8 bytes, bound), then the token of the
+    /// call that last wrote it (4 bytes, for the host).
     status: wgpu::Buffer,
     /// Binds where records have no offsets.
     placeholder: wgpu::Buffer,
-    /// The status, then the two timestamps, for the host.
+    /// The status and token (16 bytes), then the two timestamps, for the
+    /// host.
     status_readback: wgpu::Buffer,
     stamps: Option<(wgpu::QuerySet, wgpu::Buffer)>,
+    /// Calls recorded with this set so far: the token of the next.
+    calls: u32,
 }
 
 impl Scratch {
@@ -79,9 +85,9 @@ impl Scratch {
         use wgpu::BufferUsages as U;
         Scratch {
             params: buffer("buffer params", 64, U::STORAGE | U::COPY_DST),
-            status: buffer("status", 8, U::STORAGE | U::COPY_DST | U::COPY_SRC),
+            status: buffer("status", 16, U::STORAGE | U::COPY_DST | U::COPY_SRC),
             placeholder: buffer("no offsets", 16, U::STORAGE),
-            status_readback: buffer("status readback", 8 + 16, U::MAP_READ | U::COPY_DST),
+            status_readback: buffer("status readback", 16 + 16, U::MAP_READ | U::COPY_DST),
             stamps: gpu.timestamp_period.map(|_| {
                 let set = device.create_query_set(&wgpu::QuerySetDescriptor {
                     label: Some("buffer stamps"),
@@ -90,6 +96,7 @@ impl Scratch {
                 });
                 (set, buffer("stamps", 16, U::QUERY_RESOLVE | U::COPY_SRC))
             }),
+            calls: 0,
         }
     }
 }
@@ -258,11 +265,75 @@ fn plan<'a>(gpu: &GpuDevice, words: ModeWords, blobs: GpuBlobs<'a>) -> Result<Pl
     })
 }
 
+/// Scratch sets no call is using. A call takes one and gives it back once
+/// the GPU has finished with it, so calls recorded into several command
+/// buffers before any is submitted each have their own.
+#[derive(Default)]
+pub(crate) struct ScratchPool(Mutex<Vec<Scratch>>);
+
+impl ScratchPool {
+    fn take(&self, gpu: &GpuDevice) -> Scratch {
+        let spare = self.lock().pop();
+        spare.unwrap_or_else(|| Scratch::new(gpu))
+    }
+
+    fn give(&self, scratch: Scratch) {
+        self.lock().push(scratch);
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Scratch>> {
+        self.0.lock().unwrap_or_else(|poison| poison.into_inner())
+    }
+}
+
+/// A call recorded into a command buffer, not yet known to be finished:
+/// the scratch its status and timestamps land in.
+pub(crate) struct Recorded {
+    scratch: Scratch,
+    /// What the status readback holds once these commands have run (a
+    /// set's readback still holds its previous call's token until then).
+    token: u32,
+}
+
+/// Where a recorded call writes its digests.
+struct Target<'a> {
+    buffer: &'a wgpu::Buffer,
+    offset: u64,
+    /// A host call's digests, copied into this readback buffer after the
+    /// hash pass.
+    readback: Option<&'a wgpu::Buffer>,
+}
+
+/// Checks a caller's digest buffer: `STORAGE` usage, room for `count`
+/// digests from `offset`, an offset the device can bind.
+fn check_digests(
+    gpu: &GpuDevice,
+    buffer: &wgpu::Buffer,
+    offset: u64,
+    count: u32,
+) -> Result<(), Error> {
+    check_storage("digests", buffer)?;
+    let digest_bytes = u64::from(count) * DIGEST_BYTES;
+    let alignment = u64::from(gpu.limits.min_storage_buffer_offset_alignment);
+    if !offset.is_multiple_of(alignment) || offset + digest_bytes > buffer.size() {
+        return Err(buffer_error(
+            "digests",
+            format!(
+                "{count} digests from byte {offset} need bytes {offset}..{} of a buffer of \
+                 {} bytes, at an offset that is a multiple of {alignment}",
+                offset + digest_bytes,
+                buffer.size()
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// Hashes `blobs` into `digests`, waiting for the GPU; returns the timings
 /// of the call.
 pub(crate) fn hash(
     gpu: &GpuDevice,
-    scratch: &Scratch,
+    pool: &ScratchPool,
     words: ModeWords,
     blobs: GpuBlobs,
     digests: Digests,
@@ -275,33 +346,102 @@ pub(crate) fn hash(
         gpu_blobs: count as usize,
         ..GpuTimings::default()
     };
-    if let Digests::Buffer { buffer, offset } = &digests {
-        check_storage("digests", buffer)?;
-        let alignment = u64::from(gpu.limits.min_storage_buffer_offset_alignment);
-        if !offset.is_multiple_of(alignment) || offset + digest_bytes > buffer.size() {
-            return Err(buffer_error(
-                "digests",
-                format!(
-                    "{count} digests from byte {offset} need bytes {offset}..{} of a buffer of \
-                     {} bytes, at an offset that is a multiple of {alignment}",
-                    offset + digest_bytes,
-                    buffer.size()
-                ),
-            ));
-        }
-    }
-    if let Digests::Host(out) = &digests {
-        if out.len() != count as usize {
+    match &digests {
+        Digests::Buffer { buffer, offset } => check_digests(gpu, buffer, *offset, count)?,
+        Digests::Host(out) if out.len() != count as usize => {
             return Err(ErrorKind::OutputLength {
                 expected: count as usize,
                 actual: out.len(),
             }
-            .into());
+            .into())
         }
+        Digests::Host(_) => {}
     }
     if count == 0 {
         return Ok(timings);
     }
+    use wgpu::BufferUsages as U;
+    let buffer = |label, size, usage| new_buffer(&gpu.device, label, size, usage);
+    let host = match &digests {
+        Digests::Host(_) => Some((
+            buffer("digests", digest_bytes, U::STORAGE | U::COPY_SRC),
+            buffer("digest readback", digest_bytes, U::MAP_READ | U::COPY_DST),
+        )),
+        Digests::Buffer { .. } => None,
+    };
+    let target = match (&digests, &host) {
+        (Digests::Buffer { buffer, offset }, _) => Target {
+            buffer,
+            offset: *offset,
+            readback: None,
+        },
+        (Digests::Host(_), Some((buffer, readback))) => Target {
+            buffer,
+            offset: 0,
+            readback: Some(readback),
+        },
+        (Digests::Host(_), None) => unreachable!("a host call has its own digest buffer"),
+    };
+    let (commands, recorded) = record(gpu, pool, words, blobs, target)?;
+    let submission = gpu.queue.submit([commands]);
+    let digest_map = host
+        .as_ref()
+        .map(|(_, readback)| map(readback, wgpu::MapMode::Read, submission.clone()));
+    timings.dispatch = finish(gpu, pool, recorded, Some(submission), timeout)?;
+    if let (Digests::Host(out), Some((_, readback))) = (digests, &host) {
+        finish_map(gpu, digest_map, timeout, "reading digests back")?;
+        let view = readback
+            .get_mapped_range(..)
+            .map_err(|error| gpu_failed("reading digests back", error.to_string()))?;
+        out.copy_from_slice(bytemuck::cast_slice(&view));
+    }
+    timings.slabs = 1;
+    timings.total = started.elapsed();
+    Ok(timings)
+}
+
+/// Records hashing `blobs` into the caller's `digests` from byte `offset`
+/// as a command buffer for the caller to submit, and what
+/// [`finish`] needs to report on it once submitted (`None` for no blobs:
+/// the commands are empty).
+pub(crate) fn encode(
+    gpu: &GpuDevice,
+    pool: &ScratchPool,
+    words: ModeWords,
+    blobs: GpuBlobs,
+    digests: &wgpu::Buffer,
+    offset: u64,
+) -> Result<(wgpu::CommandBuffer, Option<Recorded>), Error> {
+    check_digests(gpu, digests, offset, blobs.count())?;
+    if blobs.count() == 0 {
+        let encoder = gpu
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("blake3-batch: no blobs"),
+            });
+        return Ok((encoder.finish(), None));
+    }
+    let target = Target {
+        buffer: digests,
+        offset,
+        readback: None,
+    };
+    let (commands, recorded) = record(gpu, pool, words, blobs, target)?;
+    Ok((commands, Some(recorded)))
+}
+
+/// Plans the call, writes its parameters into a scratch set from `pool`
+/// and records the check, the hash and the status copy. Nothing runs
+/// until the commands are submitted.
+fn record(
+    gpu: &GpuDevice,
+    pool: &ScratchPool,
+    words: ModeWords,
+    blobs: GpuBlobs,
+    target: Target,
+) -> Result<(wgpu::CommandBuffer, Recorded), Error> {
+    let count = blobs.count();
+    let digest_bytes = u64::from(count) * DIGEST_BYTES;
     if digest_bytes > gpu.limits.max_storage_buffer_binding_size {
         return Err(buffer_error(
             "digests",
@@ -313,40 +453,21 @@ pub(crate) fn hash(
         ));
     }
     let plan = plan(gpu, words, blobs)?;
+    let mut scratch = pool.take(gpu);
+    scratch.calls = scratch.calls.wrapping_add(1);
+    let token = scratch.calls;
     let device = &gpu.device;
     let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
-    let buffer = |label, size, usage| new_buffer(device, label, size, usage);
-    use wgpu::BufferUsages as U;
-    let Scratch {
-        params,
-        status,
-        placeholder,
-        status_readback,
-        stamps,
-    } = scratch;
-    gpu.queue.write_buffer(params, 0, &plan.params.to_bytes());
-    let mut initial = [0u8; 8];
-    initial[4..].copy_from_slice(&u32::MAX.to_le_bytes());
-    gpu.queue.write_buffer(status, 0, &initial);
+    // Written before the next submission on the queue, so before these
+    // commands whenever the caller submits them.
+    gpu.queue
+        .write_buffer(&scratch.params, 0, &plan.params.to_bytes());
+    let mut initial = [0u8; 12];
+    initial[4..8].copy_from_slice(&u32::MAX.to_le_bytes());
+    initial[8..].copy_from_slice(&token.to_le_bytes());
+    gpu.queue.write_buffer(&scratch.status, 0, &initial);
     // Records bind no offsets: a placeholder fills the slot.
-    let (offsets, offsets_size) = plan.offsets.unwrap_or((placeholder, 16));
-    let (digest_buffer, digest_offset, readback) = match &digests {
-        Digests::Buffer { offset, .. } => (None, *offset, None),
-        Digests::Host(_) => (
-            Some(buffer("digests", digest_bytes, U::STORAGE | U::COPY_SRC)),
-            0,
-            Some(buffer(
-                "digest readback",
-                digest_bytes,
-                U::MAP_READ | U::COPY_DST,
-            )),
-        ),
-    };
-    let digest_target = match (&digests, &digest_buffer) {
-        (Digests::Buffer { buffer, .. }, _) => *buffer,
-        (_, Some(buffer)) => buffer,
-        (Digests::Host(_), None) => unreachable!("a host batch has its own digest buffer"),
-    };
+    let (offsets, offsets_size) = plan.offsets.unwrap_or((&scratch.placeholder, 16));
     let bind = |binding, buffer, offset, size| wgpu::BindGroupEntry {
         binding,
         resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
@@ -359,11 +480,11 @@ pub(crate) fn hash(
         label: Some("blake3-batch buffers"),
         layout: &gpu.buffers.layout,
         entries: &[
-            bind(0, params, 0, 64),
+            bind(0, &scratch.params, 0, 64),
             bind(1, offsets, 0, offsets_size),
             bind(2, plan.data, 0, plan.data_binding.max(4)),
-            bind(3, digest_target, digest_offset, digest_bytes),
-            bind(4, status, 0, 8),
+            bind(3, target.buffer, target.offset, digest_bytes),
+            bind(4, &scratch.status, 0, 8),
             // The data again, read 16 bytes at a time where blocks allow
             // (a buffer too small for one load binds the placeholder).
             match plan.data_binding / 16 * 16 {
@@ -375,27 +496,25 @@ pub(crate) fn hash(
     let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
         label: Some("blake3-batch buffers"),
     });
-    {
+    if plan.offsets.is_some() {
         let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-            label: Some("blake3 buffers"),
+            label: Some("blake3 buffers check"),
             timestamp_writes: None,
         });
         pass.set_bind_group(0, &bind_group, &[]);
-        if plan.offsets.is_some() {
-            pass.set_pipeline(&gpu.buffers.check_packed);
-            pass.dispatch_workgroups(plan.groups.0, plan.groups.1, 1);
-        }
+        pass.set_pipeline(&gpu.buffers.check_packed);
+        pass.dispatch_workgroups(plan.groups.0, plan.groups.1, 1);
     }
     {
         let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
             label: Some("blake3 buffers"),
-            timestamp_writes: stamps
-                .as_ref()
-                .map(|(set, _)| wgpu::ComputePassTimestampWrites {
+            timestamp_writes: scratch.stamps.as_ref().map(|(set, _)| {
+                wgpu::ComputePassTimestampWrites {
                     query_set: set,
                     beginning_of_pass_write_index: Some(0),
                     end_of_pass_write_index: Some(1),
-                }),
+                }
+            }),
         });
         pass.set_bind_group(0, &bind_group, &[]);
         let pipeline = match plan.offsets {
@@ -405,53 +524,91 @@ pub(crate) fn hash(
         pass.set_pipeline(pipeline);
         pass.dispatch_workgroups(plan.groups.0, plan.groups.1, 1);
     }
-    if let Some((set, resolve)) = stamps {
+    if let Some((set, resolve)) = &scratch.stamps {
         encoder.resolve_query_set(set, 0..2, resolve, 0);
-        encoder.copy_buffer_to_buffer(resolve, 0, status_readback, 8, 16);
+        encoder.copy_buffer_to_buffer(resolve, 0, &scratch.status_readback, 16, 16);
     }
-    encoder.copy_buffer_to_buffer(status, 0, status_readback, 0, 8);
-    if let (Some(from), Some(to)) = (&digest_buffer, &readback) {
-        encoder.copy_buffer_to_buffer(from, 0, to, 0, digest_bytes);
+    encoder.copy_buffer_to_buffer(&scratch.status, 0, &scratch.status_readback, 0, 16);
+    if let Some(readback) = target.readback {
+        encoder.copy_buffer_to_buffer(target.buffer, 0, readback, 0, digest_bytes);
     }
-    let submission = gpu.queue.submit([encoder.finish()]);
-    let status_map = map(status_readback, wgpu::MapMode::Read, submission.clone());
-    let digest_map = readback
-        .as_ref()
-        .map(|readback| map(readback, wgpu::MapMode::Read, submission.clone()));
+    let commands = encoder.finish();
     if let Some(error) = pollster::block_on(scope.pop()) {
+        // The scratch was never bound to anything that runs: keep it.
+        pool.give(scratch);
         return Err(gpu_failed(
             "hashing blobs in GPU buffers",
             format!("{error} (are the buffers from the engine's device?)"),
         ));
     }
-    finish_map(gpu, Some(status_map), timeout, "reading the blobs' status")?;
+    Ok((commands, Recorded { scratch, token }))
+}
+
+/// Waits for a recorded call, submitted as `submission` or, where the
+/// caller submitted it, with everything submitted so far (at most
+/// `timeout`); gives its scratch back and returns the hash pass's time
+/// where timestamps are on, or the error for bad offsets (in which case
+/// nothing was written).
+pub(crate) fn finish(
+    gpu: &GpuDevice,
+    pool: &ScratchPool,
+    recorded: Recorded,
+    submission: Option<wgpu::SubmissionIndex>,
+    timeout: Duration,
+) -> Result<Option<Duration>, Error> {
+    let status_readback = &recorded.scratch.status_readback;
+    let (sent, done) = std::sync::mpsc::channel();
+    status_readback.map_async(wgpu::MapMode::Read, .., move |result| {
+        // The receiver is gone if the wait already failed.
+        let _ = sent.send(result);
+    });
+    // A failure below drops the scratch (its readback may stay mapped):
+    // the next call makes a fresh one.
+    let polled = gpu.device.poll(wgpu::PollType::Wait {
+        submission_index: submission,
+        timeout: Some(timeout),
+    });
+    gpu.check_faults()?;
+    match polled {
+        Ok(_) => {}
+        Err(wgpu::PollError::Timeout) => return Err(timed_out(timeout)),
+        Err(error) => return Err(gpu_failed("waiting for the blobs' hash", error.to_string())),
+    }
+    let not_run = || {
+        gpu_failed(
+            "waiting for the blobs' hash",
+            "its commands have not run: submit them on the engine's queue \
+             (Engine::wgpu_device) before waiting"
+                .to_owned(),
+        )
+    };
+    match done.try_recv() {
+        Ok(Ok(())) => {}
+        Ok(Err(error)) => return Err(gpu_failed("reading the blobs' status", error.to_string())),
+        Err(_) => return Err(not_run()),
+    }
     let view = status_readback
         .get_mapped_range(..)
         .map_err(|error| gpu_failed("reading the blobs' status", error.to_string()))?;
     let word = |at: usize| u32::from_le_bytes(view[at..at + 4].try_into().expect("4 bytes"));
-    let (problems, first_bad) = (word(0), word(4));
-    if let Some(period) = gpu.timestamp_period {
+    let (problems, first_bad, token) = (word(0), word(4), word(8));
+    let dispatch = gpu.timestamp_period.map(|period| {
         let stamp = |at: usize| u64::from_le_bytes(view[at..at + 8].try_into().expect("8 bytes"));
-        let ticks = stamp(16).saturating_sub(stamp(8));
-        timings.dispatch = Some(Duration::from_nanos(
-            (ticks as f64 * f64::from(period)) as u64,
-        ));
-    }
+        let ticks = stamp(24).saturating_sub(stamp(16));
+        Duration::from_nanos((ticks as f64 * f64::from(period)) as u64)
+    });
     drop(view);
+    // Unmapped, so that commands submitted after all can still copy into
+    // it.
     status_readback.unmap();
+    if token != recorded.token {
+        return Err(not_run());
+    }
+    pool.give(recorded.scratch);
     if problems != 0 {
         return Err(packed_problem(first_bad % 8, first_bad / 8));
     }
-    if let (Digests::Host(out), Some(readback), Some(wait)) = (digests, &readback, digest_map) {
-        finish_map(gpu, Some(wait), timeout, "reading digests back")?;
-        let view = readback
-            .get_mapped_range(..)
-            .map_err(|error| gpu_failed("reading digests back", error.to_string()))?;
-        out.copy_from_slice(bytemuck::cast_slice(&view));
-    }
-    timings.slabs = 1;
-    timings.total = started.elapsed();
-    Ok(timings)
+    Ok(dispatch)
 }
 
 /// The error for what `check_packed` found at blob `index`, the first

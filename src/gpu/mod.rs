@@ -45,7 +45,7 @@ pub use backend::gpu_adapters;
 #[cfg(feature = "gpu")]
 pub(crate) use backend::{CallerDevice, Gpu};
 #[cfg(feature = "gpu")]
-pub(crate) use buffers::Digests;
+pub(crate) use buffers::{Digests, Recorded};
 #[cfg(feature = "gpu")]
 pub use buffers::{GpuBlobs, GpuOffsets};
 #[cfg(debug_assertions)]

@@ -50,13 +50,25 @@ pub fn run(global: &GlobalArgs) -> Result<ExitCode, CliError> {
         match &profile.gpu {
             None => "none".to_owned(),
             Some(gpu) => format!(
-                "{:.0} us latency, {:.1} M blobs/s, {:.1}/{:.1} GB/s up/down{}{}",
+                "{:.0} us latency, {:.1} M blobs/s, {:.1}/{:.1} GB/s up/down{}{}{}",
                 gpu.latency_sec * 1e6,
                 gpu.kernel_blobs_per_sec / 1e6,
                 gpu.upload_bytes_per_sec / 1e9,
                 gpu.download_bytes_per_sec / 1e9,
                 gpu.pinned_upload_bytes_per_sec
                     .map(|rate| format!(", {:.1} GB/s up from pinned memory", rate / 1e9))
+                    .unwrap_or_default(),
+                gpu.split_slowdown
+                    .map(|slowdown| {
+                        let pinned = match (slowdown.pinned_tiny, slowdown.pinned_chunk) {
+                            (Some(tiny), Some(chunk)) => format!(", {tiny:.2}/{chunk:.2} pinned"),
+                            _ => String::new(),
+                        };
+                        format!(
+                            ", splits {:.2}/{:.2}× the model's time (64 B/1 KiB){pinned}",
+                            slowdown.tiny, slowdown.chunk
+                        )
+                    })
                     .unwrap_or_default(),
                 if gpu.software {
                     ", software (never chosen)"

@@ -237,25 +237,29 @@ pub fn ceiling_gb_per_sec(reps: usize) -> f64 {
     input.len() as f64 / best.as_secs_f64() / 1e9
 }
 
-/// Times the GPU engine on the case's blobs already in GPU memory
-/// ([`Engine::hash_gpu_blobs`], digests left on the GPU), with the shader
-/// times of the timed runs; `None` where a blob is over 1 KiB or the batch
-/// is too big for one call. Checks the digests like [`measure`].
+/// Times the GPU engine on the case's blobs already in GPU memory, digests
+/// left on the GPU: one call at a time ([`Engine::hash_gpu_blobs`],
+/// `gpu resident`), the shader's own times of those calls (`gpu resident
+/// kernel`, where timestamps are on), and [`QUEUED`] calls recorded
+/// ([`Engine::encode_gpu_blobs`]) and submitted together, a call's share
+/// of their time (`gpu resident queued`). Nothing where a blob is over
+/// 1 KiB or the batch is too big for one call. Checks the digests like
+/// [`measure`].
 pub fn measure_resident(
     engine: &Engine,
     case: &Case,
     warmup: usize,
     reps: usize,
-) -> Result<Option<Timed>, String> {
-    let Some((device, _)) = engine.wgpu_device() else {
-        return Ok(None);
+) -> Result<Vec<Measurement>, String> {
+    let Some((device, queue)) = engine.wgpu_device() else {
+        return Ok(Vec::new());
     };
     let first = case.offsets[0];
     let fits = (0..case.count()).all(|index| case.blob(index).len() <= 1024)
         && case.data.len() < u32::MAX as usize
         && case.data.len() as u64 <= device.limits().max_storage_buffer_binding_size;
     if !fits {
-        return Ok(None);
+        return Ok(Vec::new());
     }
     let init = |contents: &[u8]| {
         device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
@@ -276,7 +280,9 @@ pub fn measure_resident(
     let digests = device.create_buffer(&wgpu::BufferDescriptor {
         label: Some("bench digests"),
         size: 32 * case.count() as u64,
-        usage: wgpu::BufferUsages::STORAGE,
+        usage: wgpu::BufferUsages::STORAGE
+            | wgpu::BufferUsages::COPY_SRC
+            | wgpu::BufferUsages::COPY_DST,
         mapped_at_creation: false,
     });
     let blobs = GpuBlobs::Packed {
@@ -308,15 +314,94 @@ pub fn measure_resident(
             kernel_times.push(dispatch);
         }
     }
+    // Cleared first, so that the digests checked below are the queued
+    // calls' own.
+    let mut encoder = device.create_command_encoder(&Default::default());
+    encoder.clear_buffer(&digests, 0, None);
+    queue.submit([encoder.finish()]);
+    let mut queued_times = Vec::with_capacity(reps);
+    for _ in 0..reps.max(1) {
+        let started = Instant::now();
+        let mut commands = Vec::with_capacity(QUEUED);
+        let mut pending = Vec::with_capacity(QUEUED);
+        for _ in 0..QUEUED {
+            let (recorded, waiting) = engine
+                .encode_gpu_blobs(Mode::Hash, blobs, &digests, 0)
+                .map_err(|error| error.to_string())?;
+            commands.push(recorded);
+            pending.push(waiting);
+        }
+        queue.submit(commands);
+        for waiting in pending {
+            waiting.wait().map_err(|error| error.to_string())?;
+        }
+        queued_times.push(started.elapsed() / QUEUED as u32);
+    }
+    verify(
+        case,
+        &read_back(device, queue, &digests)?,
+        "gpu resident queued",
+    )?;
     let mut out = vec![[0u8; 32]; case.count()];
     engine
         .hash_gpu_blobs_into(Mode::Hash, blobs, &mut out)
         .map_err(|error| error.to_string())?;
     let name = "gpu resident".to_owned();
     verify(case, &out, &name)?;
-    let kernel = (kernel_times.len() == times.len()).then_some(kernel_times);
-    Ok(Some((Measurement::from_times(name, case, times), kernel)))
+    let mut measured = vec![Measurement::from_times(name, case, times)];
+    if kernel_times.len() == reps.max(1) {
+        let name = "gpu resident kernel".to_owned();
+        measured.push(Measurement::from_times(name, case, kernel_times));
+    }
+    let name = "gpu resident queued".to_owned();
+    measured.push(Measurement::from_times(name, case, queued_times));
+    Ok(measured)
 }
+
+/// The digests in `buffer` (created with `COPY_SRC`), on the host.
+fn read_back(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    buffer: &wgpu::Buffer,
+) -> Result<Vec<[u8; 32]>, String> {
+    let staging = device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("bench digest readback"),
+        size: buffer.size(),
+        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    let mut encoder = device.create_command_encoder(&Default::default());
+    encoder.copy_buffer_to_buffer(buffer, 0, &staging, 0, buffer.size());
+    queue.submit([encoder.finish()]);
+    let (sent, done) = std::sync::mpsc::channel();
+    staging.map_async(wgpu::MapMode::Read, .., move |result| {
+        let _ = sent.send(result);
+    });
+    device
+        .poll(wgpu::PollType::wait_indefinitely())
+        .map_err(|error| error.to_string())?;
+    match done.try_recv() {
+        Ok(Ok(())) => {}
+        Ok(Err(error)) => return Err(error.to_string()),
+        Err(_) => return Err("reading the digests back never finished".to_owned()),
+    }
+    let view = staging
+        .get_mapped_range(..)
+        .map_err(|error| error.to_string())?;
+    Ok(digests_of(&view))
+}
+
+/// 32-byte digests from their bytes.
+fn digests_of(bytes: &[u8]) -> Vec<[u8; 32]> {
+    bytes
+        .chunks_exact(32)
+        .map(|digest| digest.try_into().expect("32 bytes"))
+        .collect()
+}
+
+/// Calls recorded and submitted together in the `gpu resident queued`
+/// column: a pipeline's hashes with no wait on the host between them.
+const QUEUED: usize = 8;
 
 /// Times moving the case's bytes into the GPU as uploads do, at their best
 /// ([`Engine::measure_gpu_bus`]): the bound on the end-to-end column.

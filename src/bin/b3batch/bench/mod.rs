@@ -9,7 +9,7 @@ mod report;
 
 use std::path::PathBuf;
 
-use blake3_batch::{cpu_model, Backend, Engine};
+use blake3_batch::{cpu_model, Backend, Choice, Engine};
 use clap::Args;
 
 use self::cases::{Case, SizeSpec};
@@ -17,7 +17,7 @@ use self::measure::{
     ceiling_gb_per_sec, cpu_column, measure, measure_bus, measure_resident, pinned, widest_cpu,
     Contestant, Measurement,
 };
-use self::report::{CaseReport, Machine, Report, Settings};
+use self::report::{AutoPlan, CaseReport, Machine, Report, Settings};
 use crate::options::{BackendArg, GlobalArgs};
 
 /// Options of `b3batch bench` (the global `--threads 1,2,4` lists the CPU
@@ -211,14 +211,7 @@ pub fn run(args: &BenchArgs, global: &GlobalArgs) -> Result<(), String> {
                     measure(&pinned, &case, args.warmup, args.reps, args.inject_fault)?;
                 results.push(measurement);
             }
-            if let Some((resident, kernel)) = measure_resident(gpu, &case, args.warmup, args.reps)?
-            {
-                results.push(resident);
-                if let Some(kernel) = kernel {
-                    let name = "gpu resident kernel".to_owned();
-                    results.push(Measurement::from_times(name, &case, kernel));
-                }
-            }
+            results.extend(measure_resident(gpu, &case, args.warmup, args.reps)?);
             results.push(measure_bus(gpu, &case, args.reps)?);
         }
         if let Some(split) = split_contestant(global, &results, "gpu")? {
@@ -245,6 +238,26 @@ pub fn run(args: &BenchArgs, global: &GlobalArgs) -> Result<(), String> {
                 measure(contestant, &case, args.warmup, args.reps, args.inject_fault)?;
             results.push(measurement);
         }
+        let plans = contestants.iter().chain(&auto).filter_map(|contestant| {
+            let (name, engine, bytes): (_, _, &[u8]) = match contestant {
+                Contestant::Engine(name, engine) => (name, engine, &case.data),
+                Contestant::Pinned(name, engine, buffer) => (name, engine, buffer),
+                _ => return None,
+            };
+            let plan = engine.plan_packed(bytes, &case.offsets);
+            (engine.backend() == Backend::Auto).then(|| AutoPlan {
+                contestant: name.clone(),
+                choice: match plan.choice {
+                    Choice::Cpu => "cpu".to_owned(),
+                    Choice::Gpu => "gpu".to_owned(),
+                    Choice::Split { gpu_blobs } => {
+                        format!("split {:.2}", gpu_blobs as f64 / case.count() as f64)
+                    }
+                },
+                predicted_gb_per_sec: case.data.len() as f64 / plan.predicted_sec() / 1e9,
+            })
+        });
+        let plans = plans.collect();
         let baseline = results
             .iter()
             .find(|result| result.contestant == Contestant::HashLoop.name())
@@ -257,6 +270,7 @@ pub fn run(args: &BenchArgs, global: &GlobalArgs) -> Result<(), String> {
             blobs: case.count(),
             bytes: case.data.len(),
             results,
+            plans,
         });
     }
     progress.finish_and_clear();

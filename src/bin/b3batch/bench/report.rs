@@ -35,6 +35,18 @@ pub struct CaseReport {
     pub blobs: usize,
     pub bytes: usize,
     pub results: Vec<Measurement>,
+    /// What each Auto column planned for the batch.
+    #[serde(default)]
+    pub plans: Vec<AutoPlan>,
+}
+
+/// An Auto column's plan for a case: `cpu`, `gpu` or `split 0.29` (the
+/// GPU's share of the blobs), and the rate the model predicted for it.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct AutoPlan {
+    pub contestant: String,
+    pub choice: String,
+    pub predicted_gb_per_sec: f64,
 }
 
 /// Everything one run measured.
@@ -112,7 +124,8 @@ impl Report {
     }
 
     /// Where a GPU took part, each case's end-to-end rate against the bus
-    /// and the resident path against the shader alone.
+    /// and the resident path, one call at a time and queued, against the
+    /// shader alone.
     fn gpu_ratios(&self) -> String {
         let mut text = String::new();
         for case in &self.cases {
@@ -131,6 +144,14 @@ impl Report {
             }
             if let (Some(kernel), Some(resident)) = (rate("gpu kernel"), rate("gpu resident")) {
                 parts.push(format!("resident ÷ shader {:.2}", resident / kernel));
+            }
+            if let (Some(kernel), Some(queued)) =
+                (rate("gpu resident kernel"), rate("gpu resident queued"))
+            {
+                parts.push(format!(
+                    "resident queued ÷ resident shader {:.2}",
+                    queued / kernel
+                ));
             }
             if let (Some(kernel), Some(resident)) =
                 (rate("gpu kernel"), rate("gpu resident kernel"))
@@ -171,6 +192,12 @@ impl Report {
                 if let Some(auto_rate) = rate(auto).filter(|_| best.is_finite()) {
                     parts.push(format!("{auto} ÷ best forced {:.2}", auto_rate / best));
                 }
+            }
+            for plan in &case.plans {
+                parts.push(format!(
+                    "{} planned {} (predicted {:.1})",
+                    plan.contestant, plan.choice, plan.predicted_gb_per_sec
+                ));
             }
             if !parts.is_empty() {
                 let _ = writeln!(text, "{:<16}{}", case.size, parts.join(", "));
