@@ -20,6 +20,12 @@ use std::ops::{Deref, DerefMut};
 /// It derefs to `[u8]`: fill it like a slice (reading files into it, say),
 /// then pass it, or a slice of it, to the engine's hash calls. It is
 /// zeroed when made.
+///
+/// It also takes digests: where a call's output slots lie in a pinned
+/// buffer ([`as_digests_mut`](Self::as_digests_mut)), from a 4-byte
+/// boundary, the GPU copies each slab's digests straight into them, and no
+/// core copies them out of mapped memory (for 64-byte blobs, half as many
+/// bytes as went in).
 pub struct PinnedBuffer {
     memory: Memory,
 }
@@ -48,6 +54,26 @@ impl PinnedBuffer {
     /// memory).
     pub fn is_pinned(&self) -> bool {
         !matches!(self.memory, Memory::Heap(_))
+    }
+
+    /// The buffer as 32-byte digest slots (the whole slots in it), to hash
+    /// into.
+    ///
+    /// ```
+    /// let engine = blake3_batch::Engine::builder().build()?;
+    /// let mut digests = engine.pinned_buffer(32 * 2)?;
+    /// let data = [7u8; 128];
+    /// engine.hash_records_into(blake3_batch::Mode::Hash, &data, 64, digests.as_digests_mut())?;
+    /// assert_eq!(digests.as_digests()[1], *blake3::hash(&[7; 64]).as_bytes());
+    /// # Ok::<(), blake3_batch::Error>(())
+    /// ```
+    pub fn as_digests_mut(&mut self) -> &mut [[u8; 32]] {
+        self.as_chunks_mut::<32>().0
+    }
+
+    /// The buffer as 32-byte digest slots (the whole slots in it).
+    pub fn as_digests(&self) -> &[[u8; 32]] {
+        self.as_chunks::<32>().0
     }
 }
 

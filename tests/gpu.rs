@@ -720,6 +720,85 @@ fn a_pinned_buffer_is_copied_from_where_it_lies() {
     );
 }
 
+/// Digest slots in a pinned buffer, from a 4-byte boundary, are written by
+/// the GPU's copy with nothing copied on the host: over many slabs, from
+/// inputs packed or copied in place, and in a split whose long blobs the
+/// CPU hashes into their slots meanwhile. Slots off a 4-byte boundary are
+/// read back as from a `Vec`. Every digest matches `blake3`.
+#[test]
+fn digests_are_copied_into_pinned_memory_where_their_slots_lie() {
+    let Some(engine) = gpu_engine(Some(1 << 20)) else {
+        return;
+    };
+    let count = 20_000;
+    let mut digests = engine.pinned_buffer(32 * count + 8).unwrap();
+    assert!(digests.is_pinned());
+    let mut input = engine.pinned_buffer(64 * count).unwrap();
+    for (i, byte) in input.iter_mut().enumerate() {
+        *byte = (i * 11 + i / 251) as u8;
+    }
+    let vec_input = input.to_vec();
+    let mixed = blobs(count, |i| (i * 37) % 1025);
+    let (packed, offsets) = common::pack(&mixed, 0);
+    for (lead, copied) in [(0, true), (4, true), (2, false)] {
+        digests.fill(0xEE);
+        let slots = digests[lead..].as_chunks_mut::<32>().0;
+        let slots = &mut slots[..count];
+        let what = format!("slots from byte {lead}");
+        // Records in place, records from a Vec, mixed lengths packed.
+        for (name, records) in [("pinned", &input[..]), ("vec", &vec_input[..])] {
+            slots.fill([0xEE; 32]);
+            engine
+                .hash_records_into(Mode::Hash, records, 64, slots)
+                .unwrap();
+            for (index, (record, digest)) in records.chunks(64).zip(&*slots).enumerate() {
+                assert_eq!(
+                    *digest,
+                    reference(Mode::Hash, record),
+                    "{what}, {name}: {index}"
+                );
+            }
+            let timings = engine.last_gpu_timings().unwrap();
+            let expected = if copied { count } else { 0 };
+            assert_eq!(timings.digests_in_place, expected, "{what}: {timings:?}");
+            assert!(timings.slabs >= 2, "{what}: {timings:?}");
+        }
+        slots.fill([0xEE; 32]);
+        engine
+            .hash_packed_into(Mode::DeriveKey("slots"), &packed, &offsets, slots)
+            .unwrap();
+        for (index, (blob, digest)) in mixed.iter().zip(&*slots).enumerate() {
+            assert_eq!(
+                *digest,
+                reference(Mode::DeriveKey("slots"), blob),
+                "{what}: {index}"
+            );
+        }
+    }
+    // A split with blobs over 1 KiB, which the CPU hashes into their slots
+    // after the GPU's copy has filled them with whatever it had.
+    let split = Engine::builder()
+        .backend(Backend::Auto)
+        .threads(2)
+        .gpu_memory_budget(1 << 20)
+        .gpu_share(0.6)
+        .build()
+        .unwrap();
+    let mut digests = split.pinned_buffer(32 * 6000).unwrap();
+    let batch = blobs(6000, |i| if i % 7 == 3 { 1025 + i } else { i % 1025 });
+    let (packed, offsets) = common::pack(&batch, 0);
+    let slots = digests.as_digests_mut();
+    slots.fill([0xEE; 32]);
+    split
+        .hash_packed_into(Mode::Hash, &packed, &offsets, slots)
+        .unwrap();
+    for (index, (blob, digest)) in batch.iter().zip(digests.as_digests()).enumerate() {
+        assert_eq!(*digest, reference(Mode::Hash, blob), "split: blob {index}");
+    }
+    let timings = split.last_gpu_timings().unwrap();
+    assert_eq!(timings.digests_in_place, 3600, "{timings:?}");
+}
+
 /// Every engine gives a pinned buffer that hashes right: ordinary memory
 /// without a GPU; too large a buffer for the adapter is an error that
 /// says what to do, and an empty one is fine.

@@ -15,7 +15,7 @@ use super::host_memory::HostBuffer;
 use super::info::{GpuInfo, GpuTimings};
 use super::layout;
 use super::pack::{self, Packed, SlabLayout};
-use super::pinned::{InPlace, PinnedMemory, Registry};
+use super::pinned::{addresses, InPlace, PinnedMemory, Registry};
 use super::settings::{DeviceSettings, GpuUpload};
 use super::slab::{Slab, SlabPlan, SLABS};
 use crate::blobs::BlobSource;
@@ -54,6 +54,8 @@ pub(crate) struct Gpu {
 struct InFlight {
     slab: usize,
     packed: Packed,
+    /// The GPU copied the digests into the caller's pinned memory.
+    digests_copied: bool,
     /// Its place in the batch, counting from 0.
     index: usize,
 }
@@ -298,15 +300,22 @@ impl Gpu {
         let fault = self.faults.as_ref().and_then(Injector::for_batch);
         let mut slabs = lock(&self.slabs);
         // Blobs that lie back to back in a pinned buffer may be copied
-        // from there.
+        // from there, and digests into one, from a 4-byte boundary, where
+        // their slots lie.
         let in_place = source
             .contiguous_bytes(0, source.count())
             .and_then(|bytes| self.pinned.find(bytes));
+        let slots: &[u8] = bytemuck::cast_slice(&*out);
+        let digests_in_place = self
+            .pinned
+            .find(slots)
+            .filter(|place| place.place(&addresses(slots)).1 % 4 == 0);
         let batch = Batch {
             words,
             source,
             max_blob,
             in_place,
+            digests_in_place,
         };
         let streamed = self.stream(&mut slabs, batch, out, threads, &mut timings, fault);
         if let Err(error) = streamed {
@@ -345,6 +354,7 @@ impl Gpu {
             source,
             max_blob,
             in_place,
+            digests_in_place,
         } = batch;
         let total = source.count();
         while next_blob < total || !in_flight.is_empty() {
@@ -373,7 +383,14 @@ impl Gpu {
                 if strikes(fault, Stage::Validation, submitted) {
                     self.device.submit_invalid_command();
                 }
-                slab.submit(&self.device, &packed, words, in_place.as_ref());
+                let slots: &[u8] = bytemuck::cast_slice(&out[packed.blobs.clone()]);
+                let digests_to = digests_in_place
+                    .as_ref()
+                    .map(|place| place.place(&addresses(slots)));
+                slab.submit(&self.device, &packed, words, in_place.as_ref(), digests_to);
+                if digests_to.is_some() {
+                    timings.digests_in_place += packed.blobs.len();
+                }
                 timings.slabs += 1;
                 timings.gpu_blobs += packed.blobs.len();
                 timings.bytes_uploaded += packed.data_bytes
@@ -389,6 +406,7 @@ impl Gpu {
                 in_flight.push_back(InFlight {
                     slab: next_slab,
                     packed,
+                    digests_copied: digests_to.is_some(),
                     index: submitted,
                 });
                 submitted += 1;
@@ -408,6 +426,7 @@ impl Gpu {
                 slab.ready_to_read(&self.device, self.timeout)?;
                 timings.wait += clock.elapsed();
                 let clock = Instant::now();
+                let out = (&mut *out, done.digests_copied);
                 let stages = slab.read_back(&self.device, source, &done.packed, out, threads)?;
                 timings.readback += clock.elapsed();
                 if let (Some(sum), Some(stages)) = (gpu_stages.as_mut(), stages) {
@@ -441,6 +460,8 @@ struct Batch<'a, S> {
     source: &'a S,
     max_blob: usize,
     in_place: Option<InPlace>,
+    /// Where the batch's digest slots lie in a pinned buffer.
+    digests_in_place: Option<InPlace>,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {

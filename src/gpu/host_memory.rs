@@ -13,7 +13,8 @@
 
 use std::ptr::NonNull;
 
-/// A buffer the GPU can copy from, in host memory that stays mapped.
+/// A buffer the GPU can copy from and into, in host memory that stays
+/// mapped.
 pub(crate) struct HostBuffer {
     buffer: wgpu::Buffer,
     bytes: NonNull<u8>,
@@ -27,7 +28,7 @@ unsafe impl Send for HostBuffer {}
 unsafe impl Sync for HostBuffer {}
 
 impl HostBuffer {
-    /// A `size`-byte buffer with usage `COPY_SRC` in host-visible, coherent
+    /// A `size`-byte buffer with usage `COPY_SRC | COPY_DST` in host-visible, coherent
     /// memory, preferably not on the device and cached; `Err` says why
     /// there is none (not Vulkan, no such memory, out of memory).
     pub(crate) fn new(device: &wgpu::Device, label: &str, size: u64) -> Result<HostBuffer, String> {
@@ -54,8 +55,8 @@ impl HostBuffer {
     ///
     /// # Safety
     ///
-    /// No GPU command that reads the buffer may be pending: every
-    /// submission that used it must have finished.
+    /// No GPU command that reads or writes the buffer may be pending:
+    /// every submission that used it must have finished.
     pub(crate) unsafe fn bytes_mut(&mut self) -> &mut [u8] {
         // SAFETY: `bytes` is a live mapping of `len` bytes owned by
         // `buffer`; `&mut self` makes this the only view on the host, and
@@ -95,7 +96,8 @@ mod vulkan {
                 instance.get_physical_device_memory_properties(hal.raw_physical_device());
             mapped_buffer(hal.raw_device(), &properties, size)?
         };
-        // SAFETY: `raw` is a buffer of `size` bytes with TRANSFER_SRC usage,
+        // SAFETY: `raw` is a buffer of `size` bytes with TRANSFER_SRC and
+        // TRANSFER_DST usage,
         // bound at offset 0 to `memory`, which holds it; `wgpu` takes both
         // (it destroys the buffer and frees the memory, unmapping it, when
         // the `wgpu::Buffer` is dropped and the GPU is done with it) and
@@ -107,7 +109,7 @@ mod vulkan {
                 &wgpu::BufferDescriptor {
                     label: Some(label),
                     size,
-                    usage: wgpu::BufferUsages::COPY_SRC,
+                    usage: wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
                     mapped_at_creation: false,
                 },
             )
@@ -119,7 +121,7 @@ mod vulkan {
         })
     }
 
-    /// Creates a `size`-byte TRANSFER_SRC buffer bound to memory of its
+    /// Creates a `size`-byte TRANSFER_SRC and TRANSFER_DST buffer bound to memory of its
     /// own, of the best host-visible type, and maps it for good; on any
     /// failure, frees what it made.
     ///
@@ -133,7 +135,7 @@ mod vulkan {
     ) -> Result<(vk::Buffer, vk::DeviceMemory, NonNull<u8>), String> {
         let info = vk::BufferCreateInfo::default()
             .size(size)
-            .usage(vk::BufferUsageFlags::TRANSFER_SRC)
+            .usage(vk::BufferUsageFlags::TRANSFER_SRC | vk::BufferUsageFlags::TRANSFER_DST)
             .sharing_mode(vk::SharingMode::EXCLUSIVE);
         // SAFETY: a valid create info on a live device.
         let raw = unsafe { vk_device.create_buffer(&info, None) }

@@ -149,6 +149,9 @@ pub struct GpuTimings {
     /// Of those, the bytes the GPU copied from where they lay in a
     /// [`PinnedBuffer`](crate::PinnedBuffer), with no packing.
     pub bytes_in_place: u64,
+    /// Digests the GPU copied straight into their slots in a
+    /// [`PinnedBuffer`](crate::PinnedBuffer), with no copy on the host.
+    pub digests_in_place: usize,
 }
 
 impl GpuTimings {

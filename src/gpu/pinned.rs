@@ -83,8 +83,9 @@ impl PinnedMemory {
     /// The bytes, to fill.
     pub(crate) fn bytes_mut(&mut self) -> &mut [u8] {
         // SAFETY: the GPU only reads this buffer within a call that borrows
-        // the bytes and waits for every copy it submitted before it
-        // returns; `&mut self` rules such a call out.
+        // the bytes it reads, and writes it (digests) within a call that
+        // borrows mutably the bytes it writes; both wait for every copy they
+        // submitted before they return, and `&mut self` rules either out.
         unsafe { self.memory.bytes_mut() }
     }
 }
@@ -101,8 +102,9 @@ impl Drop for PinnedMemory {
     }
 }
 
-/// A batch's bytes in a pinned buffer: slabs of its records copy from the
-/// buffer where they lie.
+/// Bytes of a batch in a pinned buffer: slabs of its records copy from the
+/// buffer where they lie, and digests are copied into it where their slots
+/// lie.
 pub(crate) struct InPlace {
     addresses: Range<usize>,
     buffer: wgpu::Buffer,
@@ -116,7 +118,7 @@ impl InPlace {
     }
 
     /// The buffer and the offset in it of the addresses `part` (within it).
-    pub(crate) fn source(&self, part: &Range<usize>) -> (&wgpu::Buffer, u64) {
+    pub(crate) fn place(&self, part: &Range<usize>) -> (&wgpu::Buffer, u64) {
         (&self.buffer, (part.start - self.addresses.start) as u64)
     }
 }

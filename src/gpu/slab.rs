@@ -386,6 +386,7 @@ impl Slab {
         packed: &Packed,
         words: ModeWords,
         in_place: Option<&InPlace>,
+        digests_to: Option<(&wgpu::Buffer, u64)>,
     ) {
         let count = packed.count();
         let (params, pipeline) = match packed.layout {
@@ -424,7 +425,7 @@ impl Slab {
             }
             match (&packed.in_place, in_place) {
                 (Some(range), Some(in_place)) => {
-                    let (buffer, from) = in_place.source(range);
+                    let (buffer, from) = in_place.place(range);
                     encoder.copy_buffer_to_buffer(buffer, from, data, 0, packed.data_bytes);
                 }
                 _ if packed.data_bytes > 0 => {
@@ -472,7 +473,10 @@ impl Slab {
                 pass.dispatch_workgroups(groups as u32, 1, 1);
             }
         }
-        encoder.copy_buffer_to_buffer(&self.digests, 0, &self.readback, 0, count * DIGEST_BYTES);
+        // Into the caller's pinned memory where their slots lie there, else
+        // into the readback, to be copied out on the host.
+        let (target, at) = digests_to.unwrap_or((&self.readback, 0));
+        encoder.copy_buffer_to_buffer(&self.digests, 0, target, at, count * DIGEST_BYTES);
         stamp(&mut encoder, 3);
         if let Some((set, resolve)) = &self.stamps {
             encoder.resolve_query_set(set, 0..STAMPS, resolve, 0);
@@ -504,13 +508,14 @@ impl Slab {
 
     /// Copies the digests the GPU computed for a slab (after
     /// [`ready_to_read`](Self::ready_to_read)) into `out`, the whole batch's
-    /// digests; returns the GPU stage times when timestamps are on.
+    /// digests, unless the GPU copied them there itself (`copied`); returns
+    /// the GPU stage times when timestamps are on.
     pub(crate) fn read_back<S: BlobSource>(
         &mut self,
         gpu: &GpuDevice,
         source: &S,
         packed: &Packed,
-        out: &mut [[u8; 32]],
+        (out, copied): (&mut [[u8; 32]], bool),
         threads: Threads,
     ) -> Result<Option<[Duration; 3]>, Error> {
         let view = self
@@ -520,7 +525,10 @@ impl Slab {
         let digest_bytes = (packed.count() * DIGEST_BYTES) as usize;
         let digests: &[[u8; 32]] = bytemuck::cast_slice(&view[..digest_bytes]);
         let slots = &mut out[packed.blobs.clone()];
-        if packed.skipped {
+        if copied {
+            // Blobs left to the CPU got stale bytes in their slots, which
+            // the CPU overwrites once the GPU has finished.
+        } else if packed.skipped {
             // Blobs left to the CPU have no GPU digest; the CPU writes theirs.
             for (offset, (slot, digest)) in slots.iter_mut().zip(digests).enumerate() {
                 if source.len(packed.blobs.start + offset) <= packed.max_blob {

@@ -16,7 +16,7 @@ pub enum Contestant {
     /// An engine (GPU, CPU with some threads, or Auto), by name.
     Engine(String, Engine),
     /// An engine hashing the case from a copy of its bytes in the engine's
-    /// pinned buffer ([`pinned`]), by name.
+    /// pinned buffer ([`pinned`]), its digests into another, by name.
     Pinned(String, Engine, PinnedBuffer),
     /// `blake3::hash` in a loop on one thread: what people use today.
     HashLoop,
@@ -164,7 +164,22 @@ pub fn measure(
     reps: usize,
     inject_fault: bool,
 ) -> Result<(Timed, Stages), String> {
-    let mut out = vec![[0u8; 32]; case.count()];
+    let mut pinned_out = match contestant {
+        Contestant::Pinned(_, engine, _) => Some(
+            engine
+                .pinned_buffer(32 * case.count())
+                .map_err(|error| error.to_string())?,
+        ),
+        _ => None,
+    };
+    let mut vec_out = Vec::new();
+    let out = match &mut pinned_out {
+        Some(pinned) => pinned.as_digests_mut(),
+        None => {
+            vec_out.resize(case.count(), [0u8; 32]);
+            &mut vec_out[..]
+        }
+    };
     let mut stages = Stages::default();
     let on_gpu = contestant
         .engine()
@@ -172,14 +187,14 @@ pub fn measure(
     let warm_until = Instant::now() + if on_gpu { GPU_WARMUP } else { Duration::ZERO };
     let mut runs = 0;
     while runs < warmup || Instant::now() < warm_until {
-        contestant.run(case, &mut out)?;
+        contestant.run(case, out)?;
         runs += 1;
     }
     let mut times = Vec::with_capacity(reps);
     let mut kernel_times = Vec::with_capacity(reps);
     for _ in 0..reps.max(1) {
         let started = Instant::now();
-        contestant.run(case, &mut out)?;
+        contestant.run(case, out)?;
         times.push(started.elapsed());
         if let Some(engine) = contestant.engine() {
             // Only where the shader hashed every blob: with blobs over
@@ -199,7 +214,7 @@ pub fn measure(
         // Test-only: a wrong digest must stop the benchmark.
         out[case.count() / 2][0] ^= 1;
     }
-    verify(case, &out, &contestant.name())?;
+    verify(case, out, &contestant.name())?;
     let kernel = (kernel_times.len() == times.len()).then_some(kernel_times);
     let measured = Measurement::from_times(contestant.name(), case, times);
     Ok(((measured, kernel), stages))
