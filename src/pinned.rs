@@ -25,7 +25,10 @@ use std::ops::{Deref, DerefMut};
 /// buffer ([`as_digests_mut`](Self::as_digests_mut)), from a 4-byte
 /// boundary, the GPU copies each slab's digests straight into them, and no
 /// core copies them out of mapped memory (for 64-byte blobs, half as many
-/// bytes as went in).
+/// bytes as went in). So does
+/// [`hash_gpu_blobs_into`](crate::Engine::hash_gpu_blobs_into) for
+/// records; packed blobs there are read back as usual, as offsets the GPU
+/// finds bad must leave the slots untouched.
 pub struct PinnedBuffer {
     memory: Memory,
 }

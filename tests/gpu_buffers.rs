@@ -192,6 +192,49 @@ fn random_batches_into_a_gpu_digest_buffer() {
         }
         let timings = engine.last_gpu_timings().unwrap();
         assert_eq!(timings.gpu_blobs, count, "{timings:?}");
+        // Back to the host, into pinned memory from a 4-byte boundary and
+        // off one: the GPU copies records' digests there itself; packed
+        // blobs, whose bad offsets must leave the slots untouched, and
+        // slots off the boundary are read back as into a Vec.
+        let records = data.len() / 16;
+        let mut pinned = engine.pinned_buffer(32 * count.max(records) + 8).unwrap();
+        for lead in [4, 2] {
+            pinned.fill(0xEE);
+            let slots = &mut pinned[lead..].as_chunks_mut::<32>().0[..count];
+            engine
+                .hash_gpu_blobs_into(mode, blobs_on_gpu, slots)
+                .unwrap();
+            for (index, (input, digest)) in inputs.iter().zip(&*slots).enumerate() {
+                assert_eq!(
+                    *digest,
+                    reference(mode, input),
+                    "round {round}, {lead}: {index}"
+                );
+            }
+            assert_eq!(engine.last_gpu_timings().unwrap().digests_in_place, 0);
+            let slots = &mut pinned[lead..].as_chunks_mut::<32>().0[..records];
+            let as_records = GpuBlobs::Records {
+                data: &data_buffer,
+                first_byte: 0,
+                record_size: 16,
+                count: records as u32,
+            };
+            engine.hash_gpu_blobs_into(mode, as_records, slots).unwrap();
+            for (index, (record, digest)) in data.chunks_exact(16).zip(&*slots).enumerate() {
+                assert_eq!(
+                    *digest,
+                    reference(mode, record),
+                    "round {round}, {lead}: {index}"
+                );
+            }
+            let timings = engine.last_gpu_timings().unwrap();
+            let copied = if pinned.is_pinned() && lead == 4 {
+                records
+            } else {
+                0
+            };
+            assert_eq!(timings.digests_in_place, copied, "{timings:?}");
+        }
     }
 }
 
@@ -375,6 +418,15 @@ fn buffers_that_cannot_be_used_are_errors_and_nothing_is_written() {
         let result = engine.hash_gpu_blobs_into(Mode::Hash, ten(&data_buffer, &buffer), &mut out);
         assert!(result.is_err());
         assert_eq!(out, [[7u8; 32]; 10], "{says}: nothing written to the host");
+        let mut pinned = engine.pinned_buffer(320).unwrap();
+        pinned.fill(7);
+        let slots = pinned.as_digests_mut();
+        let result = engine.hash_gpu_blobs_into(Mode::Hash, ten(&data_buffer, &buffer), slots);
+        assert!(result.is_err());
+        assert!(
+            pinned.iter().all(|&byte| byte == 7),
+            "{says}: nothing written to pinned slots"
+        );
     }
 
     // Digest buffers: usage, size, alignment; the host slice's length.

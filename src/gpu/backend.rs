@@ -123,6 +123,15 @@ impl Gpu {
         digests: buffers::Digests,
     ) -> Result<(), Error> {
         let scratch = &self.buffer_scratch;
+        // Packed blobs whose offsets the GPU finds bad must leave the
+        // slots as they were, which a copy into them would not: only
+        // records, which have no offsets, go straight into pinned slots.
+        let place = match (&digests, blobs) {
+            (buffers::Digests::Host(out), GpuBlobs::Records { .. }) => self.digest_slots(out),
+            _ => None,
+        };
+        let slots = place.as_ref().map(|(place, range)| place.place(range));
+        let digests = (digests, slots);
         let timings = buffers::hash(&self.device, scratch, words, blobs, digests, self.timeout)?;
         *lock(&self.last_timings) = Some(timings);
         Ok(())
@@ -262,6 +271,17 @@ impl Gpu {
             && self.holds_pinned(bytes)
     }
 
+    /// The pinned buffer `out`'s slots lie in, from a 4-byte boundary of
+    /// it (as GPU copies need), and their addresses.
+    fn digest_slots(&self, out: &[[u8; 32]]) -> Option<(InPlace, std::ops::Range<usize>)> {
+        let slots: &[u8] = bytemuck::cast_slice(out);
+        let range = addresses(slots);
+        self.pinned
+            .find(slots)
+            .filter(|place| place.place(&range).1 % 4 == 0)
+            .map(|place| (place, range))
+    }
+
     /// The adapter in use.
     pub(crate) fn info(&self) -> &GpuInfo {
         &self.device.info
@@ -305,11 +325,7 @@ impl Gpu {
         let in_place = source
             .contiguous_bytes(0, source.count())
             .and_then(|bytes| self.pinned.find(bytes));
-        let slots: &[u8] = bytemuck::cast_slice(&*out);
-        let digests_in_place = self
-            .pinned
-            .find(slots)
-            .filter(|place| place.place(&addresses(slots)).1 % 4 == 0);
+        let digests_in_place = self.digest_slots(out).map(|(place, _)| place);
         let batch = Batch {
             words,
             source,

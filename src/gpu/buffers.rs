@@ -299,9 +299,9 @@ pub(crate) struct Recorded {
 struct Target<'a> {
     buffer: &'a wgpu::Buffer,
     offset: u64,
-    /// A host call's digests, copied into this readback buffer after the
-    /// hash pass.
-    readback: Option<&'a wgpu::Buffer>,
+    /// A host call's digests, copied after the hash pass into this buffer
+    /// from this byte: a readback, or the pinned memory their slots lie in.
+    copy_to: Option<(&'a wgpu::Buffer, u64)>,
 }
 
 /// Checks a caller's digest buffer: `STORAGE` usage, room for `count`
@@ -330,13 +330,15 @@ fn check_digests(
 }
 
 /// Hashes `blobs` into `digests`, waiting for the GPU; returns the timings
-/// of the call.
+/// of the call. Host digests whose slots lie in pinned memory
+/// (`pinned_slots`: its buffer and their offset in it) are copied there by
+/// the GPU.
 pub(crate) fn hash(
     gpu: &GpuDevice,
     pool: &ScratchPool,
     words: ModeWords,
     blobs: GpuBlobs,
-    digests: Digests,
+    (digests, pinned_slots): (Digests, Option<(&wgpu::Buffer, u64)>),
     timeout: Duration,
 ) -> Result<GpuTimings, Error> {
     let started = Instant::now();
@@ -363,32 +365,44 @@ pub(crate) fn hash(
     use wgpu::BufferUsages as U;
     let buffer = |label, size, usage| new_buffer(&gpu.device, label, size, usage);
     let host = match &digests {
-        Digests::Host(_) => Some((
-            buffer("digests", digest_bytes, U::STORAGE | U::COPY_SRC),
-            buffer("digest readback", digest_bytes, U::MAP_READ | U::COPY_DST),
-        )),
+        Digests::Host(_) => Some(buffer("digests", digest_bytes, U::STORAGE | U::COPY_SRC)),
         Digests::Buffer { .. } => None,
+    };
+    let readback = match (&host, pinned_slots) {
+        (Some(_), None) => Some(buffer(
+            "digest readback",
+            digest_bytes,
+            U::MAP_READ | U::COPY_DST,
+        )),
+        _ => None,
     };
     let target = match (&digests, &host) {
         (Digests::Buffer { buffer, offset }, _) => Target {
             buffer,
             offset: *offset,
-            readback: None,
+            copy_to: None,
         },
-        (Digests::Host(_), Some((buffer, readback))) => Target {
-            buffer,
-            offset: 0,
-            readback: Some(readback),
-        },
+        (Digests::Host(_), Some(buffer)) => {
+            timings.digests_in_place = if pinned_slots.is_some() {
+                count as usize
+            } else {
+                0
+            };
+            Target {
+                buffer,
+                offset: 0,
+                copy_to: pinned_slots.or(readback.as_ref().map(|readback| (readback, 0))),
+            }
+        }
         (Digests::Host(_), None) => unreachable!("a host call has its own digest buffer"),
     };
     let (commands, recorded) = record(gpu, pool, words, blobs, target)?;
     let submission = gpu.queue.submit([commands]);
-    let digest_map = host
+    let digest_map = readback
         .as_ref()
-        .map(|(_, readback)| map(readback, wgpu::MapMode::Read, submission.clone()));
+        .map(|readback| map(readback, wgpu::MapMode::Read, submission.clone()));
     timings.dispatch = finish(gpu, pool, recorded, Some(submission), timeout)?;
-    if let (Digests::Host(out), Some((_, readback))) = (digests, &host) {
+    if let (Digests::Host(out), Some(readback)) = (digests, &readback) {
         finish_map(gpu, digest_map, timeout, "reading digests back")?;
         let view = readback
             .get_mapped_range(..)
@@ -424,7 +438,7 @@ pub(crate) fn encode(
     let target = Target {
         buffer: digests,
         offset,
-        readback: None,
+        copy_to: None,
     };
     let (commands, recorded) = record(gpu, pool, words, blobs, target)?;
     Ok((commands, Some(recorded)))
@@ -529,8 +543,8 @@ fn record(
         encoder.copy_buffer_to_buffer(resolve, 0, &scratch.status_readback, 16, 16);
     }
     encoder.copy_buffer_to_buffer(&scratch.status, 0, &scratch.status_readback, 0, 16);
-    if let Some(readback) = target.readback {
-        encoder.copy_buffer_to_buffer(target.buffer, 0, readback, 0, digest_bytes);
+    if let Some((copy_to, at)) = target.copy_to {
+        encoder.copy_buffer_to_buffer(target.buffer, 0, copy_to, at, digest_bytes);
     }
     let commands = encoder.finish();
     if let Some(error) = pollster::block_on(scope.pop()) {
