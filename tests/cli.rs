@@ -139,6 +139,37 @@ fn hash_runs_the_same_on_the_gpu() {
     assert_eq!(text(&gpu.stdout), text(&cpu.stdout));
 }
 
+/// Records on the GPU come from the pinned buffer they were read into
+/// (64-byte records: in place) and their digests go back into pinned
+/// memory; more than one batch, and lines (packed), give what the CPU does.
+#[test]
+fn records_run_the_same_on_the_gpu() {
+    if common::gpu_engine(None).is_none() {
+        return;
+    }
+    let data = vector_input(64 * 70_000);
+    let chunks: Vec<&[u8]> = data.chunks(64).collect();
+    let gpu = ["--backend", "gpu", "--threads", "2", "records"];
+    let out = run(b3batch().args(gpu).args(["--size", "64"]), &data);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), record_lines(&chunks));
+    let lines: Vec<u8> = data
+        .iter()
+        .map(|&byte| if byte == b'\n' { b'.' } else { byte })
+        .collect();
+    let lines: Vec<u8> = lines
+        .chunks(100)
+        .flat_map(|line| line.iter().copied().chain([b'\n']))
+        .collect();
+    let want: Vec<&[u8]> = lines
+        .split(|&byte| byte == b'\n')
+        .filter(|line| !line.is_empty())
+        .collect();
+    let out = run(b3batch().args(gpu).arg("--lines"), &lines);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), record_lines(&want));
+}
+
 #[test]
 fn stdin_raw_and_the_key_on_stdin() {
     let input = vector_input(1025);

@@ -5,13 +5,18 @@
 //! a record longer than a piece is hashed incrementally as it streams by.
 //! The bound is about 2 × `PIECE` + 40 bytes × `RECORDS_PER_BATCH`, some
 //! 20 MiB, plus the engine's threads.
+//!
+//! The input is read into the engine's pinned memory and the digests land
+//! in it ([`Engine::pinned_buffer`]): where a GPU takes a batch of records
+//! (a multiple of 16 bytes up to 1 KiB), it copies them from where they
+//! were read and its digests straight back, with no core packing either.
 
 use std::fs::File;
 use std::io::{self, Read, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use blake3_batch::{Engine, Mode};
+use blake3_batch::{Engine, Mode, PinnedBuffer};
 use clap::{ArgGroup, Args};
 
 use crate::options::{CliError, GlobalArgs, HashMode, ModeArgs};
@@ -87,16 +92,24 @@ pub fn run(args: &RecordsArgs, global: &GlobalArgs) -> Result<ExitCode, CliError
         _ => (Box::new(io::stdin().lock()), None),
     };
     let engine = global.engine()?;
+    let pinned = |len| {
+        engine
+            .pinned_buffer(len)
+            .map_err(|error| CliError::Message(error.to_string()))
+    };
+    let buffer = pinned(PIECE)?;
     let progress = global.progress(total, "bytes");
     let stdout = io::stdout();
     let mut sink = Sink {
         engine: &engine,
         mode: &mode,
         raw: args.raw,
+        digests: pinned(32 * RECORDS_PER_BATCH)?,
         out: io::BufWriter::new(stdout.lock()),
     };
     let result = stream_records(
         progress.wrap_read(input),
+        buffer,
         layout,
         args.allow_short,
         &mut sink,
@@ -112,6 +125,8 @@ struct Sink<'a, W: Write> {
     engine: &'a Engine,
     mode: &'a HashMode,
     raw: bool,
+    /// Digest slots for a batch, reused.
+    digests: PinnedBuffer,
     out: W,
 }
 
@@ -123,35 +138,41 @@ impl<W: Write> Sink<'_, W> {
         count: usize,
         hash: impl FnOnce(&Engine, Mode, &mut [[u8; 32]]) -> Result<(), blake3_batch::Error>,
     ) -> Result<(), CliError> {
-        let mut digests = vec![[0u8; 32]; count];
-        hash(self.engine, self.mode.mode(), &mut digests)
+        let slots = &mut self.digests.as_digests_mut()[..count];
+        hash(self.engine, self.mode.mode(), slots)
             .map_err(|error| CliError::Message(error.to_string()))?;
-        for digest in &digests {
-            self.digest(digest)?;
+        for digest in &*slots {
+            write_digest(&mut self.out, self.raw, digest)?;
         }
         Ok(())
     }
 
     fn digest(&mut self, digest: &[u8; 32]) -> Result<(), CliError> {
-        if self.raw {
-            self.out.write_all(digest)?;
-        } else {
-            writeln!(self.out, "{}", blake3::Hash::from(*digest).to_hex())?;
-        }
-        Ok(())
+        write_digest(&mut self.out, self.raw, digest)
     }
 }
 
-/// Reads `input` to its end, cutting records and hashing them in batches.
+/// One digest: 32 raw bytes, or a hex line.
+fn write_digest(out: &mut impl Write, raw: bool, digest: &[u8; 32]) -> Result<(), CliError> {
+    if raw {
+        out.write_all(digest)?;
+    } else {
+        writeln!(out, "{}", blake3::Hash::from(*digest).to_hex())?;
+    }
+    Ok(())
+}
+
+/// Reads `input` to its end through `buffer` ([`PIECE`] bytes), cutting
+/// records and hashing them in batches.
 fn stream_records<W: Write>(
     mut input: impl Read,
+    mut buffer: PinnedBuffer,
     layout: Layout,
     allow_short: bool,
     sink: &mut Sink<'_, W>,
 ) -> Result<(), CliError> {
     // `buffer[..filled]` holds input not yet hashed, starting at a record
     // boundary (or inside a long record being streamed through `long`).
-    let mut buffer = vec![0u8; PIECE];
     let mut filled = 0;
     let mut long: Option<blake3::Hasher> = None;
     loop {
