@@ -297,19 +297,11 @@ pub(crate) fn plan_for(
         Some(gpu) if !gpu.software && shape.small_blobs() > 1 => gpu,
         _ => return cpu_only,
     };
-    // All small blobs on the GPU, the large ones on the CPU meanwhile. The
-    // upload is packed by the engine's threads, so it also keeps the CPU
-    // side busy, unless the GPU copies the blobs where they lie.
-    let (gpu_work, packing) = gpu_seconds_small(shape, gpu, in_place);
-    let upload = if in_place { 0.0 } else { packing };
-    let gpu_sec = (gpu.latency_sec + gpu_work).max(cpu_large + upload);
-    // Split: the GPU takes a share f of the small blobs, the CPU the rest,
-    // every large blob and the packing of the GPU's share; equal finishing
-    // times give latency + f * gpu_work = cpu_large + (1 - f) * cpu_small
-    // + f * upload.
-    let share = ((cpu_large + cpu_small - gpu.latency_sec) / (gpu_work - upload + cpu_small))
-        .clamp(0.0, 1.0);
-    let split_sec = split_seconds(shape, profile, threads, in_place, share)
+    let sides = Sides::of(shape, &profile.cpu, gpu, threads, in_place);
+    // All small blobs on the GPU, the large ones on the CPU meanwhile.
+    let gpu_sec = sides.split_at(1.0);
+    let share = sides.balanced_share();
+    let split_sec = sides.split_at(share)
         * gpu
             .split_slowdown
             .map_or(1.0, |slowdown| slowdown.at(shape.small_average(), in_place));
@@ -342,14 +334,58 @@ pub(crate) fn split_seconds(
     in_place: bool,
     share: f64,
 ) -> f64 {
-    let Some(gpu) = &profile.gpu else {
-        return f64::INFINITY;
-    };
-    let cpu_small = cpu_seconds_small(shape, &profile.cpu, threads);
-    let cpu_large = cpu_seconds_large(shape, &profile.cpu, threads);
-    let (gpu_work, packing) = gpu_seconds_small(shape, gpu, in_place);
-    let upload = if in_place { 0.0 } else { packing };
-    (gpu.latency_sec + share * gpu_work).max(cpu_large + (1.0 - share) * cpu_small + share * upload)
+    match &profile.gpu {
+        Some(gpu) => Sides::of(shape, &profile.cpu, gpu, threads, in_place).split_at(share),
+        None => f64::INFINITY,
+    }
+}
+
+/// The predicted times a split is made of, in seconds.
+struct Sides {
+    latency: f64,
+    /// The blobs of at most 1 KiB, and the longer ones, on the CPU.
+    cpu_small: f64,
+    cpu_large: f64,
+    /// The blobs of at most 1 KiB on the GPU: upload, shader, download.
+    gpu_work: f64,
+    /// The part of that upload the engine's threads pack, so that it also
+    /// keeps the CPU side busy: none where the GPU copies the blobs from
+    /// where they lie.
+    upload: f64,
+}
+
+impl Sides {
+    fn of(
+        shape: &BatchShape,
+        cpu: &CpuRates,
+        gpu: &GpuRates,
+        threads: usize,
+        in_place: bool,
+    ) -> Sides {
+        let (gpu_work, packing) = gpu_seconds_small(shape, gpu, in_place);
+        Sides {
+            latency: gpu.latency_sec,
+            cpu_small: cpu_seconds_small(shape, cpu, threads),
+            cpu_large: cpu_seconds_large(shape, cpu, threads),
+            gpu_work,
+            upload: if in_place { 0.0 } else { packing },
+        }
+    }
+
+    /// The time with the GPU taking `share` of the small blobs and the CPU
+    /// the rest, every large blob and the packing of the GPU's share.
+    fn split_at(&self, share: f64) -> f64 {
+        (self.latency + share * self.gpu_work)
+            .max(self.cpu_large + (1.0 - share) * self.cpu_small + share * self.upload)
+    }
+
+    /// The share at which both sides finish together: latency + f *
+    /// gpu_work = cpu_large + (1 - f) * cpu_small + f * upload.
+    fn balanced_share(&self) -> f64 {
+        ((self.cpu_large + self.cpu_small - self.latency)
+            / (self.gpu_work - self.upload + self.cpu_small))
+            .clamp(0.0, 1.0)
+    }
 }
 
 fn parallel_rate(rate: f64, cpu: &CpuRates, threads: usize) -> f64 {
@@ -362,7 +398,7 @@ fn cpu_seconds_small(shape: &BatchShape, cpu: &CpuRates, threads: usize) -> f64 
     if blobs == 0 {
         return 0.0;
     }
-    let average = shape.small_bytes() as f64 / blobs as f64;
+    let average = shape.small_average();
     let rate = if average <= 128.0 {
         cpu.tiny_bytes_per_sec
     } else if average <= 512.0 {
