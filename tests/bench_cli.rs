@@ -168,6 +168,18 @@ fn forced_backends_choose_the_columns() {
         !header.contains("cpu 1t") && !header.contains("auto"),
         "{header}"
     );
+    // With --stages, where the GPU's time went: slabs packed and copied in,
+    // a call over GPU buffers checked, recorded and waited for.
+    let header = table_header(&["--backend", "gpu", "--sizes", "256", "--stages"]);
+    for stage in ["gpu pack", "gpu resident host", "gpu resident wait"] {
+        assert!(header.contains(stage), "{stage}: {header}");
+    }
+    // Timed on the GPU, like the shader's own column.
+    assert_eq!(
+        header.contains("gpu resident check"),
+        header.contains("gpu resident kernel"),
+        "{header}"
+    );
 }
 
 /// Runs `bench` with `args`, checks it succeeded, and returns the table's

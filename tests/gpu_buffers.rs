@@ -192,6 +192,13 @@ fn random_batches_into_a_gpu_digest_buffer() {
         }
         let timings = engine.last_gpu_timings().unwrap();
         assert_eq!(timings.gpu_blobs, count, "{timings:?}");
+        // The offsets' check is timed wherever the hash pass is.
+        assert_eq!(
+            timings.check.is_some(),
+            timings.dispatch.is_some(),
+            "{timings:?}"
+        );
+        assert!(timings.wait <= timings.total, "{timings:?}");
         // Back to the host, into pinned memory from a 4-byte boundary and
         // off one: the GPU copies records' digests there itself; packed
         // blobs, whose bad offsets must leave the slots untouched, and
@@ -234,6 +241,12 @@ fn random_batches_into_a_gpu_digest_buffer() {
                 0
             };
             assert_eq!(timings.digests_in_place, copied, "{timings:?}");
+            // Records have no offsets to check.
+            assert_eq!(timings.check, None, "{timings:?}");
+            assert!(
+                timings.wait + timings.readback <= timings.total,
+                "{timings:?}"
+            );
         }
     }
 }

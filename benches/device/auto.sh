@@ -2,7 +2,8 @@
 # The scheduler on a lent NVIDIA machine, alone (a short run): calibrate, then
 # Auto beside the forced GPU and CPU choices and a forced split from 1 MiB to
 # 1 GiB a case, the GPU, Auto and the split on as many threads as the widest
-# CPU column. Needs .dev/b3batch
+# CPU column, with the GPU's stages (a resident call's check, host work and
+# wait among them). Needs .dev/b3batch
 # and .gl/ as run.sh does; run as
 #   bash benches/device/auto.sh 2>&1 | grep -v XDG_RUNTIME > $OUT/auto.log
 source "$(dirname "$0")/setup.sh"
@@ -16,6 +17,6 @@ timeout 30 b3batch info 2>&1 | grep profile
 for bytes in 1048576 16777216 268435456 1073741824; do
     step auto, $bytes bytes a case
     timeout 100 b3batch --quiet --gpu-memory 2048 --threads "$(nproc)" bench --sizes 64,1024,mixed \
-        --bytes $bytes --reps 3 --json "$OUT/auto-$bytes.json" 2>&1
+        --bytes $bytes --reps 3 --stages --json "$OUT/auto-$bytes.json" 2>&1
 done
 step done

@@ -70,8 +70,7 @@ pub(crate) struct Scratch {
     status: wgpu::Buffer,
     /// Binds where records have no offsets.
     placeholder: wgpu::Buffer,
-    /// The status and token (16 bytes), then the two timestamps, for the
-    /// host.
+    /// The status and token (16 bytes), then the timestamps, for the host.
     status_readback: wgpu::Buffer,
     stamps: Option<(wgpu::QuerySet, wgpu::Buffer)>,
     /// Calls recorded with this set so far: the token of the next.
@@ -87,18 +86,39 @@ impl Scratch {
             params: buffer("buffer params", 64, U::STORAGE | U::COPY_DST),
             status: buffer("status", 16, U::STORAGE | U::COPY_DST | U::COPY_SRC),
             placeholder: buffer("no offsets", 16, U::STORAGE),
-            status_readback: buffer("status readback", 16 + 16, U::MAP_READ | U::COPY_DST),
+            status_readback: buffer(
+                "status readback",
+                16 + STAMPS_BYTES,
+                U::MAP_READ | U::COPY_DST,
+            ),
             stamps: gpu.timestamp_period.map(|_| {
                 let set = device.create_query_set(&wgpu::QuerySetDescriptor {
                     label: Some("buffer stamps"),
                     ty: wgpu::QueryType::Timestamp,
-                    count: 2,
+                    count: STAMPS,
                 });
-                (set, buffer("stamps", 16, U::QUERY_RESOLVE | U::COPY_SRC))
+                (
+                    set,
+                    buffer("stamps", STAMPS_BYTES, U::QUERY_RESOLVE | U::COPY_SRC),
+                )
             }),
             calls: 0,
         }
     }
+}
+
+/// Timestamps a call writes: the hash pass's beginning and end, then the
+/// check pass's (packed blobs only).
+const STAMPS: u32 = 4;
+const STAMPS_BYTES: u64 = 8 * STAMPS as u64;
+
+/// The GPU times of one call's passes, where timestamps are on.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct PassTimes {
+    /// The hash pass: the shader alone.
+    pub hash: Option<Duration>,
+    /// The pass that checks packed blobs' offsets before it.
+    pub check: Option<Duration>,
 }
 
 /// Where the digests go: a caller's buffer, or the host.
@@ -293,6 +313,8 @@ pub(crate) struct Recorded {
     /// What the status readback holds once these commands have run (a
     /// set's readback still holds its previous call's token until then).
     token: u32,
+    /// Whether a check pass runs (and writes its timestamps).
+    checked: bool,
 }
 
 /// Where a recorded call writes its digests.
@@ -398,16 +420,23 @@ pub(crate) fn hash(
     };
     let (commands, recorded) = record(gpu, pool, words, blobs, target)?;
     let submission = gpu.queue.submit([commands]);
+    let waiting = Instant::now();
     let digest_map = readback
         .as_ref()
         .map(|readback| map(readback, wgpu::MapMode::Read, submission.clone()));
-    timings.dispatch = finish(gpu, pool, recorded, Some(submission), timeout)?;
+    let passes = finish(gpu, pool, recorded, Some(submission), timeout)?;
+    (timings.dispatch, timings.check) = (passes.hash, passes.check);
     if let (Digests::Host(out), Some(readback)) = (digests, &readback) {
         finish_map(gpu, digest_map, timeout, "reading digests back")?;
+        timings.wait = waiting.elapsed();
+        let copying = Instant::now();
         let view = readback
             .get_mapped_range(..)
             .map_err(|error| gpu_failed("reading digests back", error.to_string()))?;
         out.copy_from_slice(bytemuck::cast_slice(&view));
+        timings.readback = copying.elapsed();
+    } else {
+        timings.wait = waiting.elapsed();
     }
     timings.slabs = 1;
     timings.total = started.elapsed();
@@ -510,10 +539,20 @@ fn record(
     let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
         label: Some("blake3-batch buffers"),
     });
+    let stamps = |first| {
+        scratch
+            .stamps
+            .as_ref()
+            .map(|(set, _)| wgpu::ComputePassTimestampWrites {
+                query_set: set,
+                beginning_of_pass_write_index: Some(first),
+                end_of_pass_write_index: Some(first + 1),
+            })
+    };
     if plan.offsets.is_some() {
         let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
             label: Some("blake3 buffers check"),
-            timestamp_writes: None,
+            timestamp_writes: stamps(2),
         });
         pass.set_bind_group(0, &bind_group, &[]);
         pass.set_pipeline(&gpu.buffers.check_packed);
@@ -522,13 +561,7 @@ fn record(
     {
         let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
             label: Some("blake3 buffers"),
-            timestamp_writes: scratch.stamps.as_ref().map(|(set, _)| {
-                wgpu::ComputePassTimestampWrites {
-                    query_set: set,
-                    beginning_of_pass_write_index: Some(0),
-                    end_of_pass_write_index: Some(1),
-                }
-            }),
+            timestamp_writes: stamps(0),
         });
         pass.set_bind_group(0, &bind_group, &[]);
         let pipeline = match plan.offsets {
@@ -538,9 +571,12 @@ fn record(
         pass.set_pipeline(pipeline);
         pass.dispatch_workgroups(plan.groups.0, plan.groups.1, 1);
     }
+    // Only the stamps written: records have no check pass.
+    let written = if plan.offsets.is_some() { STAMPS } else { 2 };
     if let Some((set, resolve)) = &scratch.stamps {
-        encoder.resolve_query_set(set, 0..2, resolve, 0);
-        encoder.copy_buffer_to_buffer(resolve, 0, &scratch.status_readback, 16, 16);
+        encoder.resolve_query_set(set, 0..written, resolve, 0);
+        let bytes = 8 * u64::from(written);
+        encoder.copy_buffer_to_buffer(resolve, 0, &scratch.status_readback, 16, bytes);
     }
     encoder.copy_buffer_to_buffer(&scratch.status, 0, &scratch.status_readback, 0, 16);
     if let Some((copy_to, at)) = target.copy_to {
@@ -555,21 +591,29 @@ fn record(
             format!("{error} (are the buffers from the engine's device?)"),
         ));
     }
-    Ok((commands, Recorded { scratch, token }))
+    let checked = plan.offsets.is_some();
+    Ok((
+        commands,
+        Recorded {
+            scratch,
+            token,
+            checked,
+        },
+    ))
 }
 
 /// Waits for a recorded call, submitted as `submission` or, where the
 /// caller submitted it, with everything submitted so far (at most
-/// `timeout`); gives its scratch back and returns the hash pass's time
-/// where timestamps are on, or the error for bad offsets (in which case
-/// nothing was written).
+/// `timeout`); gives its scratch back and returns its passes' times where
+/// timestamps are on, or the error for bad offsets (in which case nothing
+/// was written).
 pub(crate) fn finish(
     gpu: &GpuDevice,
     pool: &ScratchPool,
     recorded: Recorded,
     submission: Option<wgpu::SubmissionIndex>,
     timeout: Duration,
-) -> Result<Option<Duration>, Error> {
+) -> Result<PassTimes, Error> {
     let status_readback = &recorded.scratch.status_readback;
     let (sent, done) = std::sync::mpsc::channel();
     status_readback.map_async(wgpu::MapMode::Read, .., move |result| {
@@ -606,11 +650,20 @@ pub(crate) fn finish(
         .map_err(|error| gpu_failed("reading the blobs' status", error.to_string()))?;
     let word = |at: usize| u32::from_le_bytes(view[at..at + 4].try_into().expect("4 bytes"));
     let (problems, first_bad, token) = (word(0), word(4), word(8));
-    let dispatch = gpu.timestamp_period.map(|period| {
-        let stamp = |at: usize| u64::from_le_bytes(view[at..at + 8].try_into().expect("8 bytes"));
-        let ticks = stamp(24).saturating_sub(stamp(16));
-        Duration::from_nanos((ticks as f64 * f64::from(period)) as u64)
-    });
+    let pass = |first: usize| {
+        gpu.timestamp_period.map(|period| {
+            let stamp = |index: usize| {
+                let at = 16 + 8 * index;
+                u64::from_le_bytes(view[at..at + 8].try_into().expect("8 bytes"))
+            };
+            let ticks = stamp(first + 1).saturating_sub(stamp(first));
+            Duration::from_nanos((ticks as f64 * f64::from(period)) as u64)
+        })
+    };
+    let passes = PassTimes {
+        hash: pass(0),
+        check: pass(2).filter(|_| recorded.checked),
+    };
     drop(view);
     // Unmapped, so that commands submitted after all can still copy into
     // it.
@@ -622,7 +675,7 @@ pub(crate) fn finish(
     if problems != 0 {
         return Err(packed_problem(first_bad % 8, first_bad / 8));
     }
-    Ok(dispatch)
+    Ok(passes)
 }
 
 /// The error for what `check_packed` found at blob `index`, the first

@@ -119,8 +119,8 @@ impl fmt::Display for GpuInfo {
 ///
 /// Stages of different slabs overlap (slab k+1 is packed while k runs), so
 /// the stages add up to more than [`total`](Self::total) when pipelining
-/// works. With GPU timestamps, `upload`, `dispatch` and `download` are
-/// measured on the GPU; without, they are not split (`None`).
+/// works. With GPU timestamps, `upload`, `dispatch`, `download` and
+/// `check` are measured on the GPU; without, they are not split (`None`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct GpuTimings {
@@ -132,6 +132,10 @@ pub struct GpuTimings {
     pub upload: Option<Duration>,
     /// GPU time running the shader.
     pub dispatch: Option<Duration>,
+    /// GPU time checking the offsets of packed blobs in GPU buffers
+    /// ([`Engine::hash_gpu_blobs`](crate::Engine::hash_gpu_blobs)) before
+    /// the shader hashes them.
+    pub check: Option<Duration>,
     /// GPU time copying digests into the readback buffer.
     pub download: Option<Duration>,
     /// CPU time waiting for slabs to finish, with nothing left to pack.

@@ -257,14 +257,17 @@ pub fn ceiling_gb_per_sec(reps: usize) -> f64 {
 /// `gpu resident`), the shader's own times of those calls (`gpu resident
 /// kernel`, where timestamps are on), and [`QUEUED`] calls recorded
 /// ([`Engine::encode_gpu_blobs`]) and submitted together, a call's share
-/// of their time (`gpu resident queued`). Nothing where a blob is over
+/// of their time (`gpu resident queued`). With `stages`, where a call's
+/// time went: the pass checking the offsets on the GPU (`gpu resident
+/// check`), the host recording and submitting it (`gpu resident host`) and
+/// waiting for it (`gpu resident wait`). Nothing where a blob is over
 /// 1 KiB or the batch is too big for one call. Checks the digests like
 /// [`measure`].
 pub fn measure_resident(
     engine: &Engine,
     case: &Case,
-    warmup: usize,
-    reps: usize,
+    (warmup, reps): (usize, usize),
+    stages: bool,
 ) -> Result<Vec<Measurement>, String> {
     let Some((device, queue)) = engine.wgpu_device() else {
         return Ok(Vec::new());
@@ -318,15 +321,16 @@ pub fn measure_resident(
     }
     let mut times = Vec::with_capacity(reps);
     let mut kernel_times = Vec::with_capacity(reps);
+    let (mut check, mut host, mut wait) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..reps.max(1) {
         let started = Instant::now();
         run()?;
         times.push(started.elapsed());
-        if let Some(dispatch) = engine
-            .last_gpu_timings()
-            .and_then(|timings| timings.dispatch)
-        {
-            kernel_times.push(dispatch);
+        if let Some(timings) = engine.last_gpu_timings() {
+            kernel_times.extend(timings.dispatch);
+            check.extend(timings.check);
+            host.push(timings.total.saturating_sub(timings.wait));
+            wait.push(timings.wait);
         }
     }
     // Cleared first, so that the digests checked below are the queued
@@ -370,6 +374,14 @@ pub fn measure_resident(
     }
     let name = "gpu resident queued".to_owned();
     measured.push(Measurement::from_times(name, case, queued_times));
+    if stages {
+        for (stage, times) in [("check", check), ("host", host), ("wait", wait)] {
+            if times.len() == reps.max(1) {
+                let name = format!("gpu resident {stage}");
+                measured.push(Measurement::from_times(name, case, times));
+            }
+        }
+    }
     Ok(measured)
 }
 

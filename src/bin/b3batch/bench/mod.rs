@@ -50,7 +50,10 @@ pub struct BenchArgs {
     plot: Option<PathBuf>,
     /// Also show the GPU engine's own stages as rates of the case's bytes:
     /// packing on the CPU (`gpu pack`) and the copy into device memory
-    /// timed on the GPU (`gpu copy in`), summed over slabs.
+    /// timed on the GPU (`gpu copy in`), summed over slabs; and of one call
+    /// over GPU buffers, the offsets' check on the GPU (`gpu resident
+    /// check`), the host's work before submitting (`gpu resident host`) and
+    /// its wait (`gpu resident wait`).
     #[arg(long)]
     stages: bool,
     /// Test only: corrupt one digest so the check must abort the run.
@@ -211,7 +214,8 @@ pub fn run(args: &BenchArgs, global: &GlobalArgs) -> Result<(), String> {
                     measure(&pinned, &case, args.warmup, args.reps, args.inject_fault)?;
                 results.push(measurement);
             }
-            results.extend(measure_resident(gpu, &case, args.warmup, args.reps)?);
+            let runs = (args.warmup, args.reps);
+            results.extend(measure_resident(gpu, &case, runs, args.stages)?);
             results.push(measure_bus(gpu, &case, args.reps)?);
         }
         if let Some(split) = split_contestant(global, &results, "gpu")? {
