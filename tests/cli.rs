@@ -124,6 +124,63 @@ fn hash_prints_b3sum_lines_for_every_vector_in_every_mode() {
     assert_eq!(text(&bare.stdout), want);
 }
 
+/// `--length`, as b3sum's: a prefix of the digest below 32 bytes, the
+/// extended output above (the official vectors' 131 bytes in every mode),
+/// streamed files and stdin alike, in hex and raw.
+#[test]
+fn hash_length_gives_prefixes_and_extended_output() {
+    let files = vector_files();
+    for length in [0usize, 1, 16, 31, 32, 33, 64, 131] {
+        let len = length.to_string();
+        for (mode, args, stdin) in [
+            (0, vec![], &[][..]),
+            (1, vec!["--keyed"], &files.key[..]),
+            (2, vec!["--derive-key", files.context.as_str()], &[][..]),
+        ] {
+            let mut all = vec!["hash", "--length", &len];
+            all.extend(&args);
+            let out = run(files.command(&all), stdin);
+            assert!(out.status.success(), "{}", text(&out.stderr));
+            let want = files.lines(|name, case| {
+                let hex: String = case.extended[mode][..length]
+                    .iter()
+                    .map(|byte| format!("{byte:02x}"))
+                    .collect();
+                format!("{hex}  {name}\n")
+            });
+            assert_eq!(text(&out.stdout), want, "--length {length}, mode {mode}");
+        }
+    }
+    // A file streamed for its size, stdin, --raw and --tag: against blake3.
+    let dir = tempfile::tempdir().unwrap();
+    let big = dir.path().join("big");
+    let input = vector_input((1 << 20) + 1);
+    fs::write(&big, &input).unwrap();
+    let xof = |length: usize| {
+        let mut bytes = vec![0u8; length];
+        blake3::Hasher::new()
+            .update(&input)
+            .finalize_xof()
+            .fill(&mut bytes);
+        bytes
+    };
+    let hex = |bytes: &[u8]| -> String { bytes.iter().map(|b| format!("{b:02x}")).collect() };
+    for length in [16, 32, 200] {
+        let len = length.to_string();
+        let out = run(b3batch().args(["hash", "--tag", "-l", &len]).arg(&big), b"");
+        let name = big.to_string_lossy();
+        assert_eq!(
+            text(&out.stdout),
+            format!("BLAKE3 ({name}) = {}\n", hex(&xof(length)))
+        );
+        let out = run(b3batch().args(["hash", "--raw", "-l", &len]), &input);
+        assert_eq!(out.stdout, xof(length), "--raw --length {length}");
+    }
+    // --check reads 32-byte digests only, as b3sum does.
+    let out = run(b3batch().args(["hash", "--check", "-l", "16", "-"]), b"");
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+}
+
 #[test]
 fn hash_runs_the_same_on_the_gpu() {
     if common::gpu_engine(None).is_none() {

@@ -22,6 +22,9 @@ pub struct Case {
     pub hash: [u8; 32],
     pub keyed_hash: [u8; 32],
     pub derive_key: [u8; 32],
+    /// The whole extended outputs (131 bytes), in the same order: hash,
+    /// keyed hash, derived key.
+    pub extended: [Vec<u8>; 3],
 }
 
 impl Case {
@@ -59,6 +62,8 @@ pub fn vectors() -> Vectors {
             hash: digest(case, "hash"),
             keyed_hash: digest(case, "keyed_hash"),
             derive_key: digest(case, "derive_key"),
+            extended: ["hash", "keyed_hash", "derive_key"]
+                .map(|field| decode_hex(case[field].as_str().expect("hex output"))),
         })
         .collect::<Vec<_>>();
     assert!(cases.len() >= 30, "the vectors file lost cases");

@@ -2,10 +2,12 @@
 //! and hashed together through the engine; large files (and stdin) are
 //! streamed through `blake3` in pieces. Results come out in input order;
 //! a file that cannot be read fully, or that changes while it is read,
-//! gets an error, never a digest.
+//! gets an error, never a digest. Output longer than 32 bytes (`--length`)
+//! needs BLAKE3's extended output, which the engine does not give: then
+//! every file is streamed.
 
 use std::fs::{self, File, Metadata};
-use std::io::{self, Read};
+use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 
 use blake3_batch::Engine;
@@ -23,7 +25,77 @@ const BATCH_FILES: usize = 16 * 1024;
 const STREAM_PIECE: usize = 1 << 20;
 
 /// What became of one input.
-pub type Outcome = Result<[u8; 32], String>;
+pub type Outcome = Result<Digest, String>;
+
+/// A file's digest: the 32-byte hash from the engine, or the output of
+/// `blake3`'s incremental hasher, of any length.
+pub enum Digest {
+    Hash([u8; 32]),
+    Extended(blake3::OutputReader),
+}
+
+/// How [`Digest::write`] writes bytes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Encoding {
+    Hex,
+    Raw,
+}
+
+impl Digest {
+    /// The first 32 bytes of output: the hash.
+    pub fn hash(&self) -> [u8; 32] {
+        match self {
+            Digest::Hash(hash) => *hash,
+            Digest::Extended(output) => {
+                let mut hash = [0u8; 32];
+                output.clone().fill(&mut hash);
+                hash
+            }
+        }
+    }
+
+    /// Writes the first `len` bytes of output, a block at a time (so any
+    /// length streams). Only extended output goes past 32 bytes.
+    pub fn write(self, len: u64, encoding: Encoding, out: &mut impl Write) -> io::Result<()> {
+        let mut output = match self {
+            Digest::Hash(hash) if len <= 32 => return put(&hash[..len as usize], encoding, out),
+            Digest::Hash(_) => {
+                return Err(io::Error::other(
+                    "internal error: a batched digest asked for more than 32 bytes",
+                ))
+            }
+            Digest::Extended(output) => output,
+        };
+        let mut block = [0u8; 64];
+        let mut left = len;
+        while left > 0 {
+            let take = left.min(block.len() as u64) as usize;
+            output.fill(&mut block[..take]);
+            put(&block[..take], encoding, out)?;
+            left -= take as u64;
+        }
+        Ok(())
+    }
+}
+
+fn put(bytes: &[u8], encoding: Encoding, out: &mut impl Write) -> io::Result<()> {
+    match encoding {
+        Encoding::Raw => out.write_all(bytes),
+        Encoding::Hex => {
+            const DIGITS: &[u8; 16] = b"0123456789abcdef";
+            let hex: Vec<u8> = bytes
+                .iter()
+                .flat_map(|&byte| {
+                    [
+                        DIGITS[usize::from(byte >> 4)],
+                        DIGITS[usize::from(byte & 15)],
+                    ]
+                })
+                .collect();
+            out.write_all(&hex)
+        }
+    }
+}
 
 enum Slot<T> {
     /// Blob `n` of the pending batch.
@@ -41,6 +113,8 @@ pub struct FileHasher<'a, T> {
     offsets: Vec<u64>,
     slots: Vec<Slot<T>>,
     progress: &'a ProgressBar,
+    /// Every file streamed, for output past 32 bytes.
+    extended: bool,
 }
 
 impl<'a, T> FileHasher<'a, T> {
@@ -52,7 +126,15 @@ impl<'a, T> FileHasher<'a, T> {
             offsets: vec![0],
             slots: Vec::new(),
             progress,
+            extended: false,
         }
+    }
+
+    /// Streams every file through `blake3`, whose output has any length,
+    /// rather than batching small ones through the engine.
+    pub fn extended(mut self, extended: bool) -> Self {
+        self.extended = extended;
+        self
     }
 
     /// Adds the file at `path` (`-` is stdin).
@@ -76,7 +158,7 @@ impl<'a, T> FileHasher<'a, T> {
         };
         // FIFOs, character devices and sockets have no length to trust:
         // they are streamed, like large files, never read whole.
-        if !before.is_file() || before.len() > SMALL_FILE {
+        if self.extended || !before.is_file() || before.len() > SMALL_FILE {
             self.flush(emit)?;
             let outcome = self
                 .stream(&mut file)
@@ -134,7 +216,7 @@ impl<'a, T> FileHasher<'a, T> {
         for slot in self.slots.drain(..) {
             self.progress.inc(1);
             match slot {
-                Slot::Batched(token, index) => emit(token, Ok(digests[index]))?,
+                Slot::Batched(token, index) => emit(token, Ok(Digest::Hash(digests[index])))?,
                 Slot::Done(token, outcome) => emit(token, outcome)?,
             }
         }
@@ -147,7 +229,7 @@ impl<'a, T> FileHasher<'a, T> {
         let mut piece = vec![0u8; STREAM_PIECE];
         loop {
             match reader.read(&mut piece) {
-                Ok(0) => return Ok(*hasher.finalize().as_bytes()),
+                Ok(0) => return Ok(Digest::Extended(hasher.finalize_xof())),
                 Ok(read) => {
                     hasher.update_rayon(&piece[..read]);
                 }

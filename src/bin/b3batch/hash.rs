@@ -9,8 +9,8 @@ use std::process::ExitCode;
 
 use clap::Args;
 
-use crate::files::{walk, FileHasher, Outcome};
-use crate::names::{digest_line, parse_check_line, LineStyle};
+use crate::files::{walk, Encoding, FileHasher, Outcome};
+use crate::names::{line_parts, parse_check_line, LineStyle};
 use crate::options::{CliError, GlobalArgs, ModeArgs};
 
 /// Options of `b3batch hash`.
@@ -23,15 +23,20 @@ pub struct HashArgs {
     #[arg(short = 'r', long)]
     recursive: bool,
     /// Read b3sum-format lines and check each file's digest.
-    #[arg(short = 'c', long, conflicts_with_all = ["tag", "no_names", "raw", "recursive"])]
+    #[arg(short = 'c', long, conflicts_with_all = ["tag", "no_names", "raw", "recursive", "length"])]
     check: bool,
+    /// Output bytes per file, before hex encoding: fewer than 32 give a
+    /// prefix of the digest, more BLAKE3's extended output (every file is
+    /// then streamed through `blake3`, not batched).
+    #[arg(short = 'l', long, value_name = "LEN", default_value_t = 32)]
+    length: u64,
     /// BSD-style lines: `BLAKE3 (FILE) = HASH`.
     #[arg(long)]
     tag: bool,
     /// Print only the digests.
     #[arg(long, conflicts_with = "tag")]
     no_names: bool,
-    /// Write the 32 raw digest bytes (one input only).
+    /// Write the raw output bytes, not hex (one input only).
     #[arg(long, conflicts_with_all = ["tag", "no_names"])]
     raw: bool,
     #[command(flatten)]
@@ -63,7 +68,7 @@ pub fn run(args: &HashArgs, global: &GlobalArgs) -> Result<ExitCode, CliError> {
         let mut hasher = FileHasher::new(&engine, &mode, &progress);
         check(&files, global.quiet, &mut hasher, &mut out)?
     } else {
-        let mut hasher = FileHasher::new(&engine, &mode, &progress);
+        let mut hasher = FileHasher::new(&engine, &mode, &progress).extended(args.length > 32);
         hash(args, &files, &mut hasher, &mut out)?
     };
     progress.finish_and_clear();
@@ -98,8 +103,13 @@ fn hash(
     let mut failed = 0u64;
     let mut emit = |path: PathBuf, outcome: Outcome| -> Result<(), CliError> {
         match outcome {
-            Ok(digest) if args.raw => out.write_all(&digest)?,
-            Ok(digest) => out.write_all(digest_line(&digest, &path, style).as_bytes())?,
+            Ok(digest) if args.raw => digest.write(args.length, Encoding::Raw, out)?,
+            Ok(digest) => {
+                let (before, after) = line_parts(&path, style);
+                out.write_all(before.as_bytes())?;
+                digest.write(args.length, Encoding::Hex, out)?;
+                out.write_all(after.as_bytes())?;
+            }
             Err(reason) => {
                 failed += 1;
                 // Keep stdout and stderr in order for a reader of both.
@@ -149,7 +159,7 @@ fn check(
     let fail = || failed.set(failed.get() + 1);
     let mut emit = |expected: Expected, outcome: Outcome| -> Result<(), CliError> {
         match outcome {
-            Ok(digest) if digest == expected.digest => {
+            Ok(digest) if digest.hash() == expected.digest => {
                 if !quiet {
                     writeln!(out, "{}: OK", expected.shown)?;
                 }

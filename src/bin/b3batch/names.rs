@@ -41,18 +41,25 @@ pub enum LineStyle {
     NoNames,
 }
 
-/// One output line, newline included.
-pub fn digest_line(digest: &[u8; 32], path: &Path, style: LineStyle) -> String {
-    let hex = blake3::Hash::from(*digest).to_hex();
+/// What goes before and after the digest's hex on an output line, newline
+/// included.
+pub fn line_parts(path: &Path, style: LineStyle) -> (String, String) {
     if style == LineStyle::NoNames {
-        return format!("{hex}\n");
+        return (String::new(), "\n".to_owned());
     }
     let name = PrintedName::of(path);
     let lead = if name.escaped { "\\" } else { "" };
     match style {
-        LineStyle::Tag => format!("{lead}BLAKE3 ({}) = {hex}\n", name.text),
-        _ => format!("{lead}{hex}  {}\n", name.text),
+        LineStyle::Tag => (format!("{lead}BLAKE3 ({}) = ", name.text), "\n".to_owned()),
+        _ => (lead.to_owned(), format!("  {}\n", name.text)),
     }
+}
+
+/// One output line for a 32-byte digest, newline included.
+#[cfg(test)]
+fn digest_line(digest: &[u8; 32], path: &Path, style: LineStyle) -> String {
+    let (before, after) = line_parts(path, style);
+    format!("{before}{}{after}", blake3::Hash::from(*digest).to_hex())
 }
 
 /// A parsed line of a checkfile.
