@@ -115,6 +115,9 @@ pub struct FileHasher<'a, T> {
     progress: &'a ProgressBar,
     /// Every file streamed, for output past 32 bytes.
     extended: bool,
+    /// The read buffer of streamed inputs, allocated once (with
+    /// `--length` over 32, every small file is streamed too).
+    piece: Vec<u8>,
 }
 
 impl<'a, T> FileHasher<'a, T> {
@@ -127,6 +130,7 @@ impl<'a, T> FileHasher<'a, T> {
             slots: Vec::new(),
             progress,
             extended: false,
+            piece: Vec::new(),
         }
     }
 
@@ -224,11 +228,14 @@ impl<'a, T> FileHasher<'a, T> {
     }
 
     /// Hashes a reader to its end in pieces.
-    fn stream(&self, mut reader: impl Read) -> Outcome {
+    fn stream(&mut self, mut reader: impl Read) -> Outcome {
         let mut hasher = self.mode.hasher();
-        let mut piece = vec![0u8; STREAM_PIECE];
+        if self.piece.is_empty() {
+            self.piece = vec![0u8; STREAM_PIECE];
+        }
+        let piece = &mut self.piece;
         loop {
-            match reader.read(&mut piece) {
+            match reader.read(piece) {
                 Ok(0) => return Ok(Digest::Extended(hasher.finalize_xof())),
                 Ok(read) => {
                     hasher.update_rayon(&piece[..read]);
