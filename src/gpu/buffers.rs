@@ -549,7 +549,9 @@ fn record(
                 end_of_pass_write_index: Some(first + 1),
             })
     };
-    if plan.offsets.is_some() {
+    // Packed blobs' offsets are checked in a pass before the hash.
+    let checked = plan.offsets.is_some();
+    if checked {
         let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
             label: Some("blake3 buffers check"),
             timestamp_writes: stamps(2),
@@ -572,7 +574,7 @@ fn record(
         pass.dispatch_workgroups(plan.groups.0, plan.groups.1, 1);
     }
     // Only the stamps written: records have no check pass.
-    let written = if plan.offsets.is_some() { STAMPS } else { 2 };
+    let written = if checked { STAMPS } else { 2 };
     if let Some((set, resolve)) = &scratch.stamps {
         encoder.resolve_query_set(set, 0..written, resolve, 0);
         let bytes = 8 * u64::from(written);
@@ -591,7 +593,6 @@ fn record(
             format!("{error} (are the buffers from the engine's device?)"),
         ));
     }
-    let checked = plan.offsets.is_some();
     Ok((
         commands,
         Recorded {

@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use blake3_batch::Engine;
 use indicatif::ProgressBar;
 
+use crate::names::hex;
 use crate::options::{CliError, HashMode};
 
 /// Files up to this size are read whole into the batch.
@@ -81,19 +82,7 @@ impl Digest {
 fn put(bytes: &[u8], encoding: Encoding, out: &mut impl Write) -> io::Result<()> {
     match encoding {
         Encoding::Raw => out.write_all(bytes),
-        Encoding::Hex => {
-            const DIGITS: &[u8; 16] = b"0123456789abcdef";
-            let hex: Vec<u8> = bytes
-                .iter()
-                .flat_map(|&byte| {
-                    [
-                        DIGITS[usize::from(byte >> 4)],
-                        DIGITS[usize::from(byte & 15)],
-                    ]
-                })
-                .collect();
-            out.write_all(&hex)
-        }
+        Encoding::Hex => out.write_all(hex(bytes).as_bytes()),
     }
 }
 

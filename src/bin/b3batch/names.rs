@@ -41,6 +41,11 @@ pub enum LineStyle {
     NoNames,
 }
 
+/// Bytes as lowercase hex, as b3sum writes digests.
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
+}
+
 /// What goes before and after the digest's hex on an output line, newline
 /// included.
 pub fn line_parts(path: &Path, style: LineStyle) -> (String, String) {

@@ -10,6 +10,7 @@ use blake3_batch::{Backend, CpuBackend, Engine, Mode};
 use clap::Args;
 use rayon::prelude::*;
 
+use crate::names::hex;
 use crate::options::{BackendArg, CliError, GlobalArgs};
 use crate::random::Random;
 
@@ -391,10 +392,6 @@ fn parse_seed(text: &str) -> Result<u64, String> {
         None => text.parse(),
     };
     parsed.map_err(|error| format!("{text:?} is not a seed (decimal or 0x hex): {error}"))
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
 }
 
 fn splitmix(mut x: u64) -> u64 {
