@@ -515,6 +515,69 @@ fn buffers_that_cannot_be_used_are_errors_and_nothing_is_written() {
 /// commands that write the data, each with its own parameters; an empty
 /// call; bad offsets reported by `wait` with nothing written; commands
 /// never submitted are an error, not a hang.
+/// A batch with more blobs than the check pass has invocations, so that
+/// each invocation checks several: every blob is still checked (a bad one
+/// in any round is found, the first of two is named) and hashed right.
+/// The smallest workgroups (32 invocations) cap the check at 65 535 × 32
+/// invocations (the most workgroups a dispatch dimension takes) on any
+/// adapter, a software one too.
+#[test]
+fn offsets_are_all_checked_where_each_check_takes_several_blobs() {
+    if gpu_engine(None).is_none() {
+        return;
+    }
+    let engine = Engine::builder()
+        .backend(Backend::Gpu)
+        .gpu_workgroup_size(32)
+        .build()
+        .expect("a GPU engine with the smallest workgroups");
+    let count = 65_535 * 32 + 100_003;
+    let lengths = (0..count).map(|i| (i * 7) % 5);
+    let mut offsets = vec![0u64];
+    offsets.extend(lengths.scan(0u64, |end, len| {
+        *end += len as u64;
+        Some(*end)
+    }));
+    let data: Vec<u8> = (0..offsets[count]).map(|i| (i * 31 % 251) as u8).collect();
+    let data_buffer = upload(&engine, &data, STORAGE);
+    let batch = |offsets: &wgpu::Buffer| {
+        let blobs = GpuBlobs::Packed {
+            data: &data_buffer,
+            offsets: GpuOffsets::U32(offsets),
+            count: count as u32,
+        };
+        let mut out = vec![[0u8; 32]; count];
+        engine
+            .hash_gpu_blobs_into(Mode::Hash, blobs, &mut out)
+            .map(|()| out)
+    };
+
+    let good = upload(&engine, &offsets_u32(&offsets), STORAGE);
+    let out = batch(&good).expect("good offsets");
+    for (index, digest) in out.iter().enumerate() {
+        let blob = &data[offsets[index] as usize..offsets[index + 1] as usize];
+        assert_eq!(digest, blake3::hash(blob).as_bytes(), "blob {index}");
+    }
+
+    // The last blob, then one before it as well: each in a later round of
+    // its invocation than the first.
+    let earlier = count - 1000;
+    let mut last_bad = offsets.clone();
+    last_bad[count] = last_bad[count - 1] - 1;
+    let mut two_bad = last_bad.clone();
+    two_bad[earlier + 1] = two_bad[earlier] + 1025;
+    for (bad, index) in [(last_bad, count - 1), (two_bad, earlier)] {
+        let buffer = upload(&engine, &offsets_u32(&bad), STORAGE);
+        let error = batch(&buffer).expect_err("a bad offset");
+        assert!(
+            error
+                .to_string()
+                .contains(&format!("blob {index} (the first with a problem)")),
+            "{error}"
+        );
+    }
+}
+
 #[test]
 fn hashes_recorded_for_the_caller_to_submit() {
     let Some(engine) = gpu_engine(None) else {

@@ -137,6 +137,9 @@ pub(crate) struct BufferParams {
     pub offset_words: u32,
     pub data_bytes: u32,
     pub row: u32,
+    /// Invocations in `check_packed`'s dispatch: each checks every blob
+    /// this far apart.
+    pub check_stride: u32,
 }
 
 impl BufferParams {
@@ -144,7 +147,7 @@ impl BufferParams {
     pub(crate) fn to_bytes(self) -> [u8; 64] {
         let mut words = [0u32; 16];
         words[..8].copy_from_slice(&self.key);
-        words[8..15].copy_from_slice(&[
+        words[8..].copy_from_slice(&[
             self.base_flags,
             self.count,
             self.first_byte,
@@ -152,6 +155,7 @@ impl BufferParams {
             self.offset_words,
             self.data_bytes,
             self.row,
+            self.check_stride,
         ]);
         let mut bytes = [0u8; 64];
         for (chunk, word) in bytes.chunks_exact_mut(4).zip(words) {
