@@ -12,22 +12,26 @@ use crate::pinned::PinnedBuffer;
 use crate::profile::cpu_model;
 use crate::scheduler::{self, BatchShape, CpuRates, GpuRates, Profile, SplitSlowdown};
 
-/// Input bytes per CPU measurement, per thread: a run of all threads must
-/// last long enough (a millisecond on 16 cores) that waking them is noise;
-/// with 4 MiB in all, an H200 host's 16 cores measured an efficiency of 0.10
-/// in one calibration and 0.58 in the next, and Auto sent batches to a GPU
-/// at half the CPU's rate.
+/// Input bytes of each CPU measurement on one thread (the rates by blob
+/// size): long enough that the timer's noise does not count.
 const CPU_BYTES: usize = 4 << 20;
-/// At most this many bytes per CPU measurement, however many threads.
-const CPU_BYTES_MAX: usize = 256 << 20;
+/// Input bytes of the CPU measurement on all threads: past any CPU's
+/// last-level cache, as the batches that matter are. At 4 MiB a thread
+/// (64 MiB), an H200 host's 16 cores measured 78 GB/s and Auto kept on the
+/// CPU batches of 256 MiB and 1 GiB that they hashed at 52–69 GB/s, while
+/// a split from pinned memory ran at 65–102. (At 4 MiB in all, the same
+/// cores measured an efficiency of 0.10 in one calibration and 0.58 in the
+/// next: waking threads must be noise too.)
+const ALL_THREADS_BYTES: usize = 256 << 20;
 /// Blobs of 1 KiB in the GPU throughput measurement: 64 MiB, enough that
 /// a card's streaming rate shows past its fixed latency.
 const GPU_BLOBS: usize = 64 * 1024;
 
-/// Bytes of each split timed for [`SplitSlowdown`]: at 16 MiB an H200
-/// host's splits already ran at their large-batch rates, 64 MiB leaves
-/// the GPU's fixed latency a small part.
-const SPLIT_BYTES: usize = 64 << 20;
+/// Bytes of each split timed for [`SplitSlowdown`]: as many as the CPU's
+/// all-thread measurement, so that the split's CPU side runs from memory
+/// as the model's rate for it was measured (at 16 MiB an H200 host's splits
+/// already ran at their large-batch rates).
+const SPLIT_BYTES: usize = ALL_THREADS_BYTES;
 /// The GPU's share in a timed split is kept within this of 0 and 1, so
 /// that both sides run even where the model gives one nearly everything.
 const SPLIT_SHARE_MIN: f64 = 0.05;
@@ -39,10 +43,20 @@ const SLOWDOWN_MAX: f64 = 20.0;
 /// fraction of its clock (an H200 at 345 MHz against 1980).
 const GPU_WARMUP: Duration = Duration::from_millis(300);
 
-/// Generated blobs of `len` bytes, about `bytes` in all, packed.
+/// Generated blobs of `len` bytes, about `bytes` in all, packed: a short
+/// pattern repeated (BLAKE3 takes as long whatever the bytes, and 256 MiB
+/// made a byte at a time took longer than hashing them).
 fn packed(len: usize, bytes: usize) -> (Vec<u8>, Vec<u64>) {
+    // Not a multiple of any blob length, so that neighbours differ.
+    const PATTERN: usize = 4099;
     let count = (bytes / len.max(1)).max(2);
-    let data: Vec<u8> = (0..count * len).map(|i| (i * 131 + i / 7) as u8).collect();
+    let pattern: Vec<u8> = (0..PATTERN).map(|i| (i * 131 + i / 7) as u8).collect();
+    let total = count * len;
+    let mut data = Vec::with_capacity(total);
+    while data.len() < total {
+        let take = (total - data.len()).min(PATTERN);
+        data.extend_from_slice(&pattern[..take]);
+    }
     let offsets = (0..=count).map(|i| (i * len) as u64).collect();
     (data, offsets)
 }
@@ -94,8 +108,8 @@ fn best_time(mut run: impl FnMut() -> Result<(), Error>) -> Result<Duration, Err
     Ok(best.max(Duration::from_nanos(1)))
 }
 
-fn bytes_per_sec(engine: &Engine, len: usize) -> Result<f64, Error> {
-    let bytes = (CPU_BYTES * engine.threads()).min(CPU_BYTES_MAX);
+/// The engine's CPU rate over `bytes` of blobs of `len` bytes.
+fn bytes_per_sec(engine: &Engine, len: usize, bytes: usize) -> Result<f64, Error> {
     let (data, offsets) = packed(len, bytes);
     let mut out = vec![[0u8; 32]; offsets.len() - 1];
     let time = best_time(|| engine.hash_packed_into(Mode::Hash, &data, &offsets, &mut out))?;
@@ -113,16 +127,16 @@ pub(crate) fn calibrate(engine: &Engine) -> Result<Profile, Error> {
     };
     let one = cpu_engine(1)?;
     let mut cpu = CpuRates {
-        tiny_bytes_per_sec: bytes_per_sec(&one, 64)?,
-        small_bytes_per_sec: bytes_per_sec(&one, 256)?,
-        chunk_bytes_per_sec: bytes_per_sec(&one, 1024)?,
-        large_bytes_per_sec: bytes_per_sec(&one, 8192)?,
+        tiny_bytes_per_sec: bytes_per_sec(&one, 64, CPU_BYTES)?,
+        small_bytes_per_sec: bytes_per_sec(&one, 256, CPU_BYTES)?,
+        chunk_bytes_per_sec: bytes_per_sec(&one, 1024, CPU_BYTES)?,
+        large_bytes_per_sec: bytes_per_sec(&one, 8192, CPU_BYTES)?,
         thread_efficiency: 1.0,
     };
     let threads = engine.threads();
     if threads > 1 {
         let all = cpu_engine(threads)?;
-        let speedup = bytes_per_sec(&all, 1024)? / cpu.chunk_bytes_per_sec;
+        let speedup = bytes_per_sec(&all, 1024, ALL_THREADS_BYTES)? / cpu.chunk_bytes_per_sec;
         cpu.thread_efficiency = ((speedup - 1.0) / (threads - 1) as f64).clamp(0.05, 1.0);
     }
     let (adapter, gpu) = match engine.gpu() {

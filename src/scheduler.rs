@@ -122,7 +122,8 @@ pub struct CpuRates {
     /// Blobs over 1 KiB.
     pub large_bytes_per_sec: f64,
     /// What a second thread adds, as a fraction of the first (1.0 is perfect
-    /// scaling).
+    /// scaling), measured on a batch larger than the CPU's caches: where
+    /// memory cannot feed every core, this is where it shows.
     pub thread_efficiency: f64,
 }
 
