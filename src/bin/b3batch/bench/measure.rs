@@ -255,9 +255,9 @@ pub fn ceiling_gb_per_sec(reps: usize) -> f64 {
 /// Times the GPU engine on the case's blobs already in GPU memory, digests
 /// left on the GPU: one call at a time ([`Engine::hash_gpu_blobs`],
 /// `gpu resident`), the shader's own times of those calls (`gpu resident
-/// kernel`, where timestamps are on), and [`QUEUED`] calls recorded
-/// ([`Engine::encode_gpu_blobs`]) and submitted together, a call's share
-/// of their time (`gpu resident queued`). With `stages`, where a call's
+/// kernel`, where timestamps are on), and [`QUEUED`] calls each submitted
+/// as soon as recorded ([`Engine::encode_gpu_blobs`]) and waited for
+/// together, a call's share of their time (`gpu resident queued`). With `stages`, where a call's
 /// time went: the pass checking the offsets on the GPU (`gpu resident
 /// check`), the host recording and submitting it (`gpu resident host`) and
 /// waiting for it (`gpu resident wait`). Nothing where a blob is over
@@ -341,16 +341,14 @@ pub fn measure_resident(
     let mut queued_times = Vec::with_capacity(reps);
     for _ in 0..reps.max(1) {
         let started = Instant::now();
-        let mut commands = Vec::with_capacity(QUEUED);
         let mut pending = Vec::with_capacity(QUEUED);
         for _ in 0..QUEUED {
             let (recorded, waiting) = engine
                 .encode_gpu_blobs(Mode::Hash, blobs, &digests, 0)
                 .map_err(|error| error.to_string())?;
-            commands.push(recorded);
+            queue.submit([recorded]);
             pending.push(waiting);
         }
-        queue.submit(commands);
         for waiting in pending {
             waiting.wait().map_err(|error| error.to_string())?;
         }
@@ -426,8 +424,9 @@ fn digests_of(bytes: &[u8]) -> Vec<[u8; 32]> {
         .collect()
 }
 
-/// Calls recorded and submitted together in the `gpu resident queued`
-/// column: a pipeline's hashes with no wait on the host between them.
+/// Calls submitted one after another in the `gpu resident queued` column:
+/// a pipeline's hashes, the host recording the next while the GPU runs the
+/// last, with no wait between them.
 const QUEUED: usize = 8;
 
 /// Times moving the case's bytes into the GPU as uploads do, at their best
