@@ -138,12 +138,14 @@ pub struct GpuRates {
     /// Host-to-device bytes per second of blobs the GPU copies from where
     /// they lie in a [`PinnedBuffer`](crate::PinnedBuffer), which costs the
     /// CPU nothing; `None` where not measured (the packed rate stands in).
+    /// This and the other pinned figures are measured with the digests in
+    /// pinned memory too, as that type's documentation hashes them.
     #[serde(default)]
     pub pinned_upload_bytes_per_sec: Option<f64>,
     /// Host seconds per blob of a GPU share copied from pinned memory that
-    /// the rates here miss (its digest read back on one thread, the
-    /// stream's bookkeeping), measured with 64-byte blobs, where it
-    /// dominates; `None` where not measured (taken as nothing).
+    /// the rates here miss (the stream's bookkeeping), measured with
+    /// 64-byte blobs, where it dominates; `None` where not measured (taken
+    /// as nothing).
     #[serde(default)]
     pub pinned_blob_sec: Option<f64>,
     /// How much longer a split took, measured on this machine, than this
