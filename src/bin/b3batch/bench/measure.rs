@@ -257,12 +257,12 @@ pub fn ceiling_gb_per_sec(reps: usize) -> f64 {
 /// `gpu resident`), the shader's own times of those calls (`gpu resident
 /// kernel`, where timestamps are on), and [`QUEUED`] calls each submitted
 /// as soon as recorded ([`Engine::encode_gpu_blobs`]) and waited for
-/// together, a call's share of their time (`gpu resident queued`). With `stages`, where a call's
-/// time went: the pass checking the offsets on the GPU (`gpu resident
-/// check`), the host recording and submitting it (`gpu resident host`) and
-/// waiting for it (`gpu resident wait`). Nothing where a blob is over
-/// 1 KiB or the batch is too big for one call. Checks the digests like
-/// [`measure`].
+/// together, a call's share of their time (`gpu resident queued`). With
+/// `stages`, where a call's time went: the pass checking the offsets on
+/// the GPU (`gpu resident check`), the host recording and submitting it
+/// (`gpu resident host`) and waiting for it (`gpu resident wait`). Nothing
+/// where a blob is over 1 KiB or the batch is too big for one call.
+/// Checks the digests like [`measure`].
 pub fn measure_resident(
     engine: &Engine,
     case: &Case,
