@@ -41,9 +41,16 @@ pub enum LineStyle {
     NoNames,
 }
 
-/// Bytes as lowercase hex, as b3sum writes digests.
+/// Bytes as lowercase hex, as b3sum writes digests. On the path of every
+/// digest line: one allocation, not one per byte.
 pub fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut text = String::with_capacity(2 * bytes.len());
+    for &byte in bytes {
+        text.push(char::from(DIGITS[usize::from(byte >> 4)]));
+        text.push(char::from(DIGITS[usize::from(byte & 15)]));
+    }
+    text
 }
 
 /// What goes before and after the digest's hex on an output line, newline
