@@ -1,6 +1,7 @@
 //! Measuring the rates of a [`Profile`] on this machine, in a few
-//! seconds: the CPU lanes by blob size on one thread and on all of the
-//! engine's, and the GPU's fixed latency, transfer and shader rates.
+//! seconds: the CPU lanes by blob size on one thread and, at 64 bytes and
+//! 1 KiB, on all of the engine's, and the GPU's fixed latency, transfer
+//! and shader rates.
 
 use std::time::{Duration, Instant};
 
@@ -157,12 +158,17 @@ pub(crate) fn calibrate(engine: &Engine) -> Result<Profile, Error> {
         chunk_bytes_per_sec: bytes_per_sec(&one, 1024, CPU_BYTES)?,
         large_bytes_per_sec: bytes_per_sec(&one, 8192, CPU_BYTES)?,
         thread_efficiency: 1.0,
+        tiny_thread_efficiency: None,
     };
     let threads = engine.threads();
     if threads > 1 {
         let all = cpu_engine(threads)?;
-        let speedup = bytes_per_sec(&all, 1024, ALL_THREADS_BYTES)? / cpu.chunk_bytes_per_sec;
-        cpu.thread_efficiency = ((speedup - 1.0) / (threads - 1) as f64).clamp(0.05, 1.0);
+        let efficiency = |len: usize, one_thread: f64| -> Result<f64, Error> {
+            let speedup = bytes_per_sec(&all, len, ALL_THREADS_BYTES)? / one_thread;
+            Ok(((speedup - 1.0) / (threads - 1) as f64).clamp(0.05, 1.0))
+        };
+        cpu.thread_efficiency = efficiency(1024, cpu.chunk_bytes_per_sec)?;
+        cpu.tiny_thread_efficiency = Some(efficiency(64, cpu.tiny_bytes_per_sec)?);
     }
     let (adapter, gpu) = match engine.gpu() {
         Some(gpu_handle) => {

@@ -122,9 +122,33 @@ pub struct CpuRates {
     /// Blobs over 1 KiB.
     pub large_bytes_per_sec: f64,
     /// What a second thread adds, as a fraction of the first (1.0 is perfect
-    /// scaling), measured on a batch larger than the CPU's caches: where
-    /// memory cannot feed every core, this is where it shows.
+    /// scaling), measured on a batch of 1 KiB blobs larger than the CPU's
+    /// caches: where memory cannot feed every core, this is where it shows.
     pub thread_efficiency: f64,
+    /// The same with 64-byte blobs, which scale worse: an H200 host's 16
+    /// cores hashed them at 43–47 GB/s where the 1 KiB efficiency predicted
+    /// 67 (each blob's offset and digest move 40 bytes of memory besides
+    /// its own, 62 % more for 64 bytes, 4 % for 1 KiB). Sizes between are
+    /// interpolated; `None` where not measured (the 1 KiB figure stands in).
+    #[serde(default)]
+    pub tiny_thread_efficiency: Option<f64>,
+}
+
+impl CpuRates {
+    /// The thread efficiency for blobs of `average` bytes (of at most 1 KiB).
+    fn thread_efficiency_at(&self, average: f64) -> f64 {
+        let tiny = self
+            .tiny_thread_efficiency
+            .unwrap_or(self.thread_efficiency);
+        between_tiny_and_chunk(average, tiny, self.thread_efficiency)
+    }
+}
+
+/// `tiny` for blobs of up to 64 bytes, `chunk` for 1 KiB ones, linearly
+/// between.
+fn between_tiny_and_chunk(average: f64, tiny: f64, chunk: f64) -> f64 {
+    let along = ((average - 64.0) / (1024.0 - 64.0)).clamp(0.0, 1.0);
+    tiny * (1.0 - along) + chunk * along
 }
 
 /// Measured GPU rates.
@@ -188,8 +212,7 @@ impl SplitSlowdown {
             (true, Some(tiny), Some(chunk)) => (tiny, chunk),
             _ => (self.tiny, self.chunk),
         };
-        let along = ((average - 64.0) / (1024.0 - 64.0)).clamp(0.0, 1.0);
-        tiny + (chunk - tiny) * along
+        between_tiny_and_chunk(average, tiny, chunk)
     }
 }
 
@@ -220,6 +243,7 @@ impl Profile {
                 chunk_bytes_per_sec: 2e9,
                 large_bytes_per_sec: 2e9,
                 thread_efficiency: 0.8,
+                tiny_thread_efficiency: None,
             },
             gpu: None,
         }
@@ -286,8 +310,7 @@ pub(crate) fn plan_for(
     threads: usize,
     in_place: bool,
 ) -> Plan {
-    let cpu_small = cpu_seconds_small(shape, &profile.cpu, threads);
-    let cpu_large = cpu_seconds_large(shape, &profile.cpu, threads);
+    let (cpu_small, cpu_large) = cpu_seconds(shape, &profile.cpu, threads);
     let cpu_sec = cpu_small + cpu_large;
     let cpu_only = Plan {
         choice: Choice::Cpu,
@@ -300,7 +323,7 @@ pub(crate) fn plan_for(
         Some(gpu) if !gpu.software && shape.small_blobs() > 1 => gpu,
         _ => return cpu_only,
     };
-    let sides = Sides::of(shape, &profile.cpu, gpu, threads, in_place);
+    let sides = Sides::of(shape, (cpu_small, cpu_large), gpu, in_place);
     // All small blobs on the GPU, the large ones on the CPU meanwhile.
     let gpu_sec = sides.split_at(1.0);
     let share = sides.balanced_share();
@@ -338,7 +361,13 @@ pub(crate) fn split_seconds(
     share: f64,
 ) -> f64 {
     match &profile.gpu {
-        Some(gpu) => Sides::of(shape, &profile.cpu, gpu, threads, in_place).split_at(share),
+        Some(gpu) => Sides::of(
+            shape,
+            cpu_seconds(shape, &profile.cpu, threads),
+            gpu,
+            in_place,
+        )
+        .split_at(share),
         None => f64::INFINITY,
     }
 }
@@ -358,18 +387,19 @@ struct Sides {
 }
 
 impl Sides {
+    /// The sides of `shape` from the CPU's times for its small and its
+    /// large blobs and the GPU's rates.
     fn of(
         shape: &BatchShape,
-        cpu: &CpuRates,
+        (cpu_small, cpu_large): (f64, f64),
         gpu: &GpuRates,
-        threads: usize,
         in_place: bool,
     ) -> Sides {
         let (gpu_work, packing) = gpu_seconds_small(shape, gpu, in_place);
         Sides {
             latency: gpu.latency_sec,
-            cpu_small: cpu_seconds_small(shape, cpu, threads),
-            cpu_large: cpu_seconds_large(shape, cpu, threads),
+            cpu_small,
+            cpu_large,
             gpu_work,
             upload: if in_place { 0.0 } else { packing },
         }
@@ -391,9 +421,19 @@ impl Sides {
     }
 }
 
-fn parallel_rate(rate: f64, cpu: &CpuRates, threads: usize) -> f64 {
-    let extra = threads.saturating_sub(1) as f64 * cpu.thread_efficiency.clamp(0.0, 1.0);
+/// `rate` on one thread, on `threads` of them at `efficiency`.
+fn parallel_rate(rate: f64, efficiency: f64, threads: usize) -> f64 {
+    let extra = threads.saturating_sub(1) as f64 * efficiency.clamp(0.0, 1.0);
     rate * (1.0 + extra)
+}
+
+/// The CPU's time for the blobs of `shape` of at most 1 KiB, and for the
+/// longer ones, on `threads` threads.
+fn cpu_seconds(shape: &BatchShape, cpu: &CpuRates, threads: usize) -> (f64, f64) {
+    (
+        cpu_seconds_small(shape, cpu, threads),
+        cpu_seconds_large(shape, cpu, threads),
+    )
 }
 
 fn cpu_seconds_small(shape: &BatchShape, cpu: &CpuRates, threads: usize) -> f64 {
@@ -411,11 +451,12 @@ fn cpu_seconds_small(shape: &BatchShape, cpu: &CpuRates, threads: usize) -> f64 
     };
     // Even empty blobs cost one compression: count at least 64 bytes each.
     let bytes = (shape.small_bytes() as f64).max(64.0 * blobs as f64);
-    bytes / parallel_rate(rate, cpu, threads)
+    bytes / parallel_rate(rate, cpu.thread_efficiency_at(average), threads)
 }
 
 fn cpu_seconds_large(shape: &BatchShape, cpu: &CpuRates, threads: usize) -> f64 {
-    shape.large_bytes as f64 / parallel_rate(cpu.large_bytes_per_sec, cpu, threads)
+    let rate = parallel_rate(cpu.large_bytes_per_sec, cpu.thread_efficiency, threads);
+    shape.large_bytes as f64 / rate
 }
 
 /// GPU time for every small blob, without the fixed latency: upload,
@@ -451,6 +492,7 @@ mod tests {
                 chunk_bytes_per_sec: 7.5e9,
                 large_bytes_per_sec: 6e9,
                 thread_efficiency: 0.9,
+                tiny_thread_efficiency: None,
             },
             gpu: None,
         }
@@ -627,6 +669,7 @@ mod tests {
                 chunk_bytes_per_sec: 4.584e9,
                 large_bytes_per_sec: 4.719e9,
                 thread_efficiency: 0.8407,
+                tiny_thread_efficiency: None,
             },
             gpu: Some(GpuRates {
                 latency_sec: 135.2e-6,
@@ -683,6 +726,35 @@ mod tests {
         let packed = plan_for(&tiny, &profile, 16, false);
         let unmeasured_packed = plan_for(&tiny, &h200_profile(), 16, false);
         assert_eq!(packed.split_sec, unmeasured_packed.split_sec);
+    }
+
+    /// 64-byte blobs scale across threads by their own efficiency, 1 KiB
+    /// and longer ones by the 1 KiB figure, sizes between by a mix; where
+    /// the 64-byte figure was not measured, the 1 KiB one stands in.
+    #[test]
+    fn each_blob_size_scales_by_its_own_thread_efficiency() {
+        let mut profile = cpu_profile();
+        let cpu_time =
+            |profile: &Profile, len: usize| plan(&uniform(1 << 16, len), profile, 16).cpu_sec;
+        let unmeasured: Vec<f64> = [64, 544, 1024, 4096]
+            .map(|len| cpu_time(&profile, len))
+            .into();
+        profile.cpu.tiny_thread_efficiency = Some(0.3);
+        let measured: Vec<f64> = [64, 544, 1024, 4096]
+            .map(|len| cpu_time(&profile, len))
+            .into();
+        // 64 bytes: 4 MiB at 5 GB/s a thread, 16 threads at 0.3.
+        let expected = (64 << 16) as f64 / (5e9 * (1.0 + 15.0 * 0.3));
+        assert!((measured[0] / expected - 1.0).abs() < 1e-12, "{measured:?}");
+        let at_chunk = (64 << 16) as f64 / (5e9 * (1.0 + 15.0 * 0.9));
+        assert!(
+            (unmeasured[0] / at_chunk - 1.0).abs() < 1e-12,
+            "{unmeasured:?}"
+        );
+        // Halfway: the efficiency halfway between, 0.6.
+        let halfway = (544 << 16) as f64 / (7.5e9 * (1.0 + 15.0 * 0.6));
+        assert!((measured[1] / halfway - 1.0).abs() < 1e-12, "{measured:?}");
+        assert_eq!(measured[2..], unmeasured[2..]);
     }
 
     #[test]

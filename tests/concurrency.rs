@@ -112,6 +112,7 @@ fn auto_splitting_every_batch_shared_by_eight_threads_is_exact() {
             chunk_bytes_per_sec: 7e9,
             large_bytes_per_sec: 6e9,
             thread_efficiency: 0.9,
+            tiny_thread_efficiency: None,
         },
         gpu: Some(GpuRates {
             latency_sec: 1e-9,

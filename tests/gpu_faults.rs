@@ -56,6 +56,7 @@ fn gpu_first_profile() -> Profile {
             chunk_bytes_per_sec: 1e6,
             large_bytes_per_sec: 1e6,
             thread_efficiency: 0.9,
+            tiny_thread_efficiency: None,
         },
         gpu: Some(GpuRates {
             latency_sec: 1e-9,

@@ -18,6 +18,7 @@ fn cpu_rates() -> CpuRates {
         chunk_bytes_per_sec: 7e9,
         large_bytes_per_sec: 6e9,
         thread_efficiency: 0.9,
+        tiny_thread_efficiency: None,
     }
 }
 
@@ -268,6 +269,22 @@ fn calibration_measures_sane_rates() {
     ] {
         assert!(rate.is_finite() && rate > 1e6, "{profile:?}");
     }
+    // Two threads: how the second scales, at 1 KiB and at 64 bytes.
+    for efficiency in [
+        Some(profile.cpu.thread_efficiency),
+        profile.cpu.tiny_thread_efficiency,
+    ] {
+        let efficiency = efficiency.expect("measured on two threads");
+        assert!((0.05..=1.0).contains(&efficiency), "{profile:?}");
+    }
+    let one = Engine::builder()
+        .backend(Backend::Cpu)
+        .threads(1)
+        .build()
+        .unwrap();
+    let alone = one.calibrate().unwrap();
+    assert_eq!(alone.cpu.thread_efficiency, 1.0, "{alone:?}");
+    assert_eq!(alone.cpu.tiny_thread_efficiency, None, "{alone:?}");
     assert!(profile.gpu.is_none());
     let Some(gpu) = common::gpu_engine(None) else {
         return;

@@ -41,12 +41,17 @@ pub fn run(global: &GlobalArgs) -> Result<ExitCode, CliError> {
     writeln!(
         out,
         "profile: {path}: cpu {:.2}/{:.2}/{:.2}/{:.2} GB/s per thread (64 B/256 B/1 KiB/larger), \
-         thread efficiency {:.2}, gpu {}",
+         thread efficiency {:.2} at 1 KiB{}, gpu {}",
         profile.cpu.tiny_bytes_per_sec / 1e9,
         profile.cpu.small_bytes_per_sec / 1e9,
         profile.cpu.chunk_bytes_per_sec / 1e9,
         profile.cpu.large_bytes_per_sec / 1e9,
         profile.cpu.thread_efficiency,
+        profile
+            .cpu
+            .tiny_thread_efficiency
+            .map(|tiny| format!(", {tiny:.2} at 64 B"))
+            .unwrap_or_default(),
         match &profile.gpu {
             None => "none".to_owned(),
             Some(gpu) => format!(
