@@ -469,6 +469,7 @@ impl Engine {
             && out.len() == offsets.len() - 1
             && self.runs_on_cpu_alone(
                 offsets.len() - 1,
+                Some(packed_bytes(offsets)),
                 || packed_shape(offsets),
                 self.may_copy_in_place(data, offsets),
             )
@@ -551,7 +552,9 @@ impl Engine {
         }
         // Auto never fails on a GPU error: the CPU redoes that part.
         let in_place = gpu.copies_in_place(source);
-        let choice = self.auto_choice(source.count(), || self.shape_of(source), in_place);
+        let count = source.count();
+        let bytes = S::CONTIGUOUS.then(|| source.bytes(0, count) as u64);
+        let choice = self.auto_choice(count, bytes, || self.shape_of(source), in_place);
         self.run_choice(gpu, mode, source, out, choice, in_place);
         Ok(())
     }
@@ -773,13 +776,16 @@ impl Engine {
     fn runs_on_cpu_alone(
         &self,
         count: usize,
+        bytes: Option<u64>,
         shape: impl FnOnce() -> BatchShape,
         in_place: bool,
     ) -> bool {
         match (&self.inner.gpu, self.inner.backend) {
             (None, _) | (_, Backend::Cpu) => true,
             (Some(_), Backend::Gpu) => false,
-            (Some(_), Backend::Auto) => self.auto_choice(count, shape, in_place) == Choice::Cpu,
+            (Some(_), Backend::Auto) => {
+                self.auto_choice(count, bytes, shape, in_place) == Choice::Cpu
+            }
         }
     }
 
@@ -806,20 +812,24 @@ impl Engine {
     }
 
     /// Where Auto runs a batch of `count` blobs: the fixed share if one was
-    /// set, else the plan for the batch's `shape`, which the GPU copies from
-    /// a pinned buffer where it lies if `in_place`.
+    /// set, else the CPU where it surely wins on the batch's `bytes` (where
+    /// they are known without a pass over the blobs), else the plan for the
+    /// batch's `shape`, which the GPU copies from a pinned buffer where it
+    /// lies if `in_place`.
     fn auto_choice(
         &self,
         count: usize,
+        bytes: Option<u64>,
         shape: impl FnOnce() -> BatchShape,
         in_place: bool,
     ) -> Choice {
-        match self.inner.gpu_share {
-            Some(share) => forced_split(share, count),
-            None => {
-                let (profile, threads) = (&self.inner.profile, self.inner.threads);
-                scheduler::plan_for(&shape(), profile, threads, in_place).choice
+        let (profile, threads) = (&self.inner.profile, self.inner.threads);
+        match (self.inner.gpu_share, bytes) {
+            (Some(share), _) => forced_split(share, count),
+            (None, Some(bytes)) if scheduler::cpu_surely_faster(count, bytes, profile, threads) => {
+                Choice::Cpu
             }
+            (None, _) => scheduler::plan_for(&shape(), profile, threads, in_place).choice,
         }
     }
 
@@ -986,8 +996,16 @@ fn packed_shape<O: Offset>(offsets: &[O]) -> BatchShape {
     if count <= EXACT_SHAPE_MAX {
         return BatchShape::from_lengths((0..count).map(|index| len(index) as usize));
     }
-    let total = offsets[count].to_u64().saturating_sub(offsets[0].to_u64());
-    BatchShape::sampled(count, Some(total), SHAPE_SAMPLES, len)
+    BatchShape::sampled(count, Some(packed_bytes(offsets)), SHAPE_SAMPLES, len)
+}
+
+/// The bytes packed blobs span by their first and last offsets, which
+/// are not checked yet: an estimate that only steers the plan.
+fn packed_bytes<O: Offset>(offsets: &[O]) -> u64 {
+    match offsets {
+        [first, .., last] => last.to_u64().saturating_sub(first.to_u64()),
+        _ => 0,
+    }
 }
 
 /// The choice that sends the first `share` of `count` blobs to the GPU.
