@@ -524,6 +524,86 @@ fn records_in_every_layout_match_hash_many() {
     assert_eq!(text(&out.stdout), want);
 }
 
+/// `records --length`, as `hash --length`: a prefix of each digest up to
+/// 32 bytes, BLAKE3's extended output past it, in hex and raw, in every
+/// mode and layout, for a record streamed through (longer than the read
+/// buffer) and a short last one too.
+#[test]
+fn records_length_gives_prefixes_and_extended_output() {
+    let key = [7u8; 32];
+    let output = |mode: usize, record: &[u8], length: usize| {
+        let mut hasher = match mode {
+            0 => blake3::Hasher::new(),
+            1 => blake3::Hasher::new_keyed(&key),
+            _ => blake3::Hasher::new_derive_key("records ctx"),
+        };
+        let mut bytes = vec![0u8; length];
+        hasher.update(record).finalize_xof().fill(&mut bytes);
+        bytes
+    };
+    let hex = |bytes: &[u8]| -> String { bytes.iter().map(|b| format!("{b:02x}")).collect() };
+    let dir = tempfile::tempdir().unwrap();
+    // Lines, one of them longer than the 8 MiB read piece.
+    let long: Vec<u8> = vector_input(9 << 20)
+        .into_iter()
+        .map(|byte| if byte == b'\n' { b'N' } else { byte })
+        .collect();
+    let lines: Vec<&[u8]> = vec![b"alpha", b"", &long, b"omega"];
+    let lines_file = dir.path().join("lines");
+    fs::write(&lines_file, lines.join(&b'\n')).unwrap();
+    // Fixed-size records, the last one short.
+    let sized = vector_input(5 * 100 + 3);
+    let sized_file = dir.path().join("sized");
+    fs::write(&sized_file, &sized).unwrap();
+    let chunks: Vec<&[u8]> = sized.chunks(5).collect();
+    let layouts = [
+        (&["--lines"][..], lines_file.as_path(), &lines[..]),
+        (
+            &["--size", "5", "--allow-short"],
+            sized_file.as_path(),
+            &chunks,
+        ),
+    ];
+    for length in [1usize, 16, 32, 33, 131] {
+        let len = length.to_string();
+        for (mode, args, stdin) in [
+            (0, vec![], &[][..]),
+            (1, vec!["--keyed"], &key[..]),
+            (2, vec!["--derive-key", "records ctx"], &[][..]),
+        ] {
+            for (layout, file, records) in layouts {
+                let mut command = b3batch();
+                command
+                    .args(["records", "-l", &len])
+                    .args(layout)
+                    .args(&args);
+                let out = run(command.arg(file), stdin);
+                assert!(out.status.success(), "{}", text(&out.stderr));
+                let want: String = records
+                    .iter()
+                    .map(|record| format!("{}\n", hex(&output(mode, record, length))))
+                    .collect();
+                assert_eq!(
+                    text(&out.stdout),
+                    want,
+                    "--length {length}, mode {mode}, {layout:?}"
+                );
+            }
+        }
+        let out = run(
+            b3batch()
+                .args(["records", "--raw", "--length", &len, "--lines"])
+                .arg(&lines_file),
+            b"",
+        );
+        let want: Vec<u8> = lines
+            .iter()
+            .flat_map(|record| output(0, record, length))
+            .collect();
+        assert_eq!(out.stdout, want, "--raw --length {length}");
+    }
+}
+
 #[test]
 fn records_longer_than_the_read_buffer_stream_through() {
     // Lines of 20 MiB and 1 byte, and fixed records of 9 MiB: longer than

@@ -10,15 +10,19 @@
 //! in it ([`Engine::pinned_buffer`]): where a GPU takes a batch of records
 //! (a multiple of 16 bytes up to 1 KiB), it copies them from where they
 //! were read and its digests straight back, with no core packing either.
+//!
+//! `--length` over 32 asks for BLAKE3's extended output, which the engine
+//! does not give: every record then goes through `blake3`'s hasher alone.
 
 use std::fs::File;
 use std::io::{self, Read, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use blake3_batch::{Engine, Mode, PinnedBuffer};
+use blake3_batch::{Engine, PinnedBuffer};
 use clap::{ArgGroup, Args};
 
+use crate::files::{Digest, Encoding};
 use crate::options::{CliError, GlobalArgs, HashMode, ModeArgs};
 
 /// Bytes read from the input at a time.
@@ -46,7 +50,13 @@ pub struct RecordsArgs {
     /// With --size, hash a shorter last record instead of failing.
     #[arg(long, requires = "size")]
     allow_short: bool,
-    /// Write 32 raw bytes per record instead of a hex line.
+    /// Output bytes per record, before hex encoding: fewer than 32 give a
+    /// prefix of the digest, more BLAKE3's extended output (every record is
+    /// then hashed by `blake3` one at a time, not batched).
+    #[arg(short = 'l', long, value_name = "LEN", default_value_t = 32)]
+    length: u64,
+    /// Write the raw output bytes of each record (32 unless --length says
+    /// otherwise) instead of a hex line.
     #[arg(long)]
     raw: bool,
     #[command(flatten)]
@@ -103,7 +113,11 @@ pub fn run(args: &RecordsArgs, global: &GlobalArgs) -> Result<ExitCode, CliError
     let mut sink = Sink {
         engine: &engine,
         mode: &mode,
-        raw: args.raw,
+        length: args.length,
+        encoding: match args.raw {
+            true => Encoding::Raw,
+            false => Encoding::Hex,
+        },
         digests: pinned(32 * RECORDS_PER_BATCH)?,
         out: io::BufWriter::new(stdout.lock()),
     };
@@ -120,44 +134,97 @@ pub fn run(args: &RecordsArgs, global: &GlobalArgs) -> Result<ExitCode, CliError
     Ok(ExitCode::SUCCESS)
 }
 
+/// A batch of whole records, as the engine takes them.
+enum Batch<'a> {
+    /// Back to back, `size` bytes each.
+    Sized { data: &'a [u8], size: usize },
+    /// Cut out of the input between delimiters.
+    Slices(&'a [&'a [u8]]),
+}
+
+impl Batch<'_> {
+    fn count(&self) -> usize {
+        match self {
+            Batch::Sized { data, size } => data.len() / size,
+            Batch::Slices(records) => records.len(),
+        }
+    }
+
+    fn record(&self, index: usize) -> &[u8] {
+        match self {
+            Batch::Sized { data, size } => &data[index * size..(index + 1) * size],
+            Batch::Slices(records) => records[index],
+        }
+    }
+}
+
 /// Hashes record batches and writes their digests.
 struct Sink<'a, W: Write> {
     engine: &'a Engine,
     mode: &'a HashMode,
-    raw: bool,
+    /// Output bytes per record (`--length`).
+    length: u64,
+    encoding: Encoding,
     /// Digest slots for a batch, reused.
     digests: PinnedBuffer,
     out: W,
 }
 
 impl<W: Write> Sink<'_, W> {
-    /// Hashes `count` records with `hash` (one of the engine's layouts)
-    /// and writes their digests in order.
-    fn hash_and_write(
-        &mut self,
-        count: usize,
-        hash: impl FnOnce(&Engine, Mode, &mut [[u8; 32]]) -> Result<(), blake3_batch::Error>,
-    ) -> Result<(), CliError> {
+    /// Hashes a batch of records and writes their digests in order: by the
+    /// engine, or one record at a time by `blake3` for extended output.
+    fn hash_and_write(&mut self, batch: Batch) -> Result<(), CliError> {
+        let count = batch.count();
+        if self.length > 32 {
+            for index in 0..count {
+                let mut hasher = self.mode.hasher();
+                hasher.update(batch.record(index));
+                self.finish_hasher(hasher)?;
+            }
+            return Ok(());
+        }
         let slots = &mut self.digests.as_digests_mut()[..count];
-        hash(self.engine, self.mode.mode(), slots)
-            .map_err(|error| CliError::Message(error.to_string()))?;
+        let mode = self.mode.mode();
+        match batch {
+            Batch::Sized { data, size } => self.engine.hash_records_into(mode, data, size, slots),
+            Batch::Slices(records) => self.engine.hash_slices_into(mode, records, slots),
+        }
+        .map_err(|error| CliError::Message(error.to_string()))?;
         for digest in &*slots {
-            write_digest(&mut self.out, self.raw, digest)?;
+            write_digest(
+                &mut self.out,
+                self.length,
+                self.encoding,
+                Digest::Hash(*digest),
+            )?;
         }
         Ok(())
     }
 
-    fn digest(&mut self, digest: &[u8; 32]) -> Result<(), CliError> {
-        write_digest(&mut self.out, self.raw, digest)
+    /// Writes the digest of a record streamed through `hasher`.
+    fn finish_hasher(&mut self, hasher: blake3::Hasher) -> Result<(), CliError> {
+        let digest = Digest::Extended(hasher.finalize_xof());
+        write_digest(&mut self.out, self.length, self.encoding, digest)
     }
 }
 
-/// One digest: 32 raw bytes, or a hex line.
-fn write_digest(out: &mut impl Write, raw: bool, digest: &[u8; 32]) -> Result<(), CliError> {
-    if raw {
-        out.write_all(digest)?;
-    } else {
-        writeln!(out, "{}", blake3::Hash::from(*digest).to_hex())?;
+/// One record's `length` output bytes: raw, or a hex line.
+fn write_digest(
+    out: &mut impl Write,
+    length: u64,
+    encoding: Encoding,
+    digest: Digest,
+) -> Result<(), CliError> {
+    match (digest, encoding) {
+        // Most lines: no allocation.
+        (Digest::Hash(hash), Encoding::Hex) if length <= 32 => {
+            let hex = blake3::Hash::from(hash).to_hex();
+            out.write_all(&hex.as_bytes()[..2 * length as usize])?;
+        }
+        (digest, encoding) => digest.write(length, encoding, out)?,
+    }
+    if encoding == Encoding::Hex {
+        out.write_all(b"\n")?;
     }
     Ok(())
 }
@@ -198,8 +265,7 @@ fn stream_records<W: Write>(
             hasher.update_rayon(&buffer[..take]);
             start = take;
             if complete {
-                let digest = *long.take().expect("hasher").finalize().as_bytes();
-                sink.digest(&digest)?;
+                sink.finish_hasher(long.take().expect("hasher"))?;
                 // The delimiter ends the record and belongs to no record.
                 if matches!(layout, Layout::Delimited(_)) {
                     start += 1;
@@ -244,10 +310,8 @@ fn cut_sized<W: Write>(
         if count == 0 {
             return Ok(start);
         }
-        let records = &data[start..start + count * size];
-        sink.hash_and_write(count, |engine, mode, out| {
-            engine.hash_records_into(mode, records, size, out)
-        })?;
+        let data = &data[start..start + count * size];
+        sink.hash_and_write(Batch::Sized { data, size })?;
         start += count * size;
     }
 }
@@ -277,9 +341,7 @@ fn cut_delimited<W: Write>(
         if records.is_empty() {
             return Ok(start);
         }
-        sink.hash_and_write(records.len(), |engine, mode, out| {
-            engine.hash_slices_into(mode, &records, out)
-        })?;
+        sink.hash_and_write(Batch::Slices(&records))?;
         start = cursor;
     }
 }
@@ -306,7 +368,7 @@ fn finish<W: Write>(
     }
     let mut hasher = long.unwrap_or_else(|| sink.mode.hasher());
     hasher.update(rest);
-    sink.digest(hasher.finalize().as_bytes())
+    sink.finish_hasher(hasher)
 }
 
 fn read_some(input: &mut impl Read, buffer: &mut [u8]) -> Result<usize, CliError> {
