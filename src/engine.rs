@@ -709,7 +709,9 @@ impl Engine {
     /// ([`wgpu_device`](Self::wgpu_device)) with their own, so that a GPU
     /// pipeline runs many hashes without waiting on the host for each.
     /// [`PendingGpuHash::wait`](crate::PendingGpuHash::wait) then waits
-    /// for it and reports offsets the GPU found bad.
+    /// for it and reports offsets the GPU found bad;
+    /// [`wait_for`](crate::PendingGpuHash::wait_for) waits for its own
+    /// submission alone, not for those submitted after it.
     ///
     /// Each call reads its own parameters, so several may be recorded
     /// before any is submitted, in any order; the buffers must not change
@@ -720,8 +722,8 @@ impl Engine {
     /// #        digests: &blake3_batch::wgpu::Buffer) -> Result<(), blake3_batch::Error> {
     /// let (_, queue) = engine.wgpu_device().expect("a GPU engine");
     /// let (commands, pending) = engine.encode_gpu_blobs(blake3_batch::Mode::Hash, blobs, digests, 0)?;
-    /// queue.submit([commands]); // with the commands that make and use the blobs
-    /// pending.wait()?;
+    /// let submitted = queue.submit([commands]); // with the commands that make and use the blobs
+    /// pending.wait_for(submitted)?;
     /// # Ok(()) }
     /// ```
     ///

@@ -34,11 +34,25 @@ impl PendingGpuHash {
     /// [`ErrorKind::Gpu`] when the commands were never submitted, the
     /// device was lost or the wait timed out.
     pub fn wait(self) -> Result<(), Error> {
+        self.finish(None)
+    }
+
+    /// [`wait`](Self::wait), but only until `submission` has run: the
+    /// index [`wgpu::Queue::submit`] returned for the submission that
+    /// holds the commands. A pipeline that has submitted its next hashes
+    /// already does not wait for them too. Fails as `wait` does, and with
+    /// [`ErrorKind::Gpu`] where the commands were in no submission up to
+    /// `submission`.
+    pub fn wait_for(self, submission: wgpu::SubmissionIndex) -> Result<(), Error> {
+        self.finish(Some(submission))
+    }
+
+    fn finish(self, submission: Option<wgpu::SubmissionIndex>) -> Result<(), Error> {
         let Some(recorded) = self.recorded else {
             return Ok(());
         };
         match self.engine.gpu() {
-            Some(gpu) => gpu.finish_buffers(recorded),
+            Some(gpu) => gpu.finish_buffers(recorded, submission),
             None => Err(ErrorKind::BackendUnavailable {
                 backend: "gpu".to_owned(),
                 reason: "this engine has no GPU".to_owned(),

@@ -661,6 +661,28 @@ fn hashes_recorded_for_the_caller_to_submit() {
         );
     }
 
+    // A pipeline: each hash submitted on its own, the first waited for by
+    // its submission after the next was submitted.
+    let (first, first_pending) = engine
+        .encode_gpu_blobs(Mode::Hash, packed, &digests, 0)
+        .unwrap();
+    let first_submitted = queue.submit([first]);
+    let (later, later_pending) = engine
+        .encode_gpu_blobs(Mode::Hash, as_records, &digests, second)
+        .unwrap();
+    let later_submitted = queue.submit([later]);
+    first_pending.wait_for(first_submitted).unwrap();
+    later_pending.wait_for(later_submitted).unwrap();
+    let bytes = read(&engine, &digests, digests.size());
+    for (index, blob) in blobs.iter().enumerate() {
+        let at = 32 * index;
+        assert_eq!(bytes[at..at + 32], *blake3::hash(blob).as_bytes());
+    }
+    for (index, record) in records.chunks(64).enumerate() {
+        let at = second as usize + 32 * index;
+        assert_eq!(bytes[at..at + 32], *blake3::hash(record).as_bytes());
+    }
+
     // No blobs: empty commands, nothing to wait for.
     let none = GpuBlobs::Records {
         data: &records_buffer,
@@ -716,6 +738,14 @@ fn hashes_recorded_for_the_caller_to_submit() {
         .encode_gpu_blobs(Mode::Hash, as_records, &digests, second)
         .unwrap();
     let error = pending.wait().unwrap_err();
+    assert!(error.to_string().contains("submit"), "{error}");
+    drop(commands);
+    // Waited for by a submission that does not hold them: the same.
+    let (commands, pending) = engine
+        .encode_gpu_blobs(Mode::Hash, as_records, &digests, second)
+        .unwrap();
+    let other = queue.submit([device.create_command_encoder(&Default::default()).finish()]);
+    let error = pending.wait_for(other).unwrap_err();
     assert!(error.to_string().contains("submit"), "{error}");
     drop(commands);
     let (_, unwaited) = engine

@@ -150,10 +150,15 @@ impl Gpu {
         buffers::encode(&self.device, scratch, words, blobs, digests, offset)
     }
 
-    /// Waits for a recorded hash the caller submitted ([`buffers::finish`]).
-    pub(crate) fn finish_buffers(&self, recorded: buffers::Recorded) -> Result<(), Error> {
+    /// Waits for a recorded hash the caller submitted, in `submission` or
+    /// with everything submitted so far ([`buffers::finish`]).
+    pub(crate) fn finish_buffers(
+        &self,
+        recorded: buffers::Recorded,
+        submission: Option<wgpu::SubmissionIndex>,
+    ) -> Result<(), Error> {
         let scratch = &self.buffer_scratch;
-        buffers::finish(&self.device, scratch, recorded, None, self.timeout).map(|_| ())
+        buffers::finish(&self.device, scratch, recorded, submission, self.timeout).map(|_| ())
     }
 
     /// The time to move `bytes` from host memory into device memory the

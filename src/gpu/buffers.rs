@@ -632,9 +632,9 @@ fn record(
     ))
 }
 
-/// Waits for a recorded call, submitted as `submission` or, where the
-/// caller submitted it, with everything submitted so far (at most
-/// `timeout`); gives its scratch back and returns its passes' times where
+/// Waits for a recorded call, submitted as `submission` (or in one before
+/// it) or, where that is `None`, with everything submitted so far (at
+/// most `timeout`); gives its scratch back and returns its passes' times where
 /// timestamps are on, or the error for bad offsets (in which case nothing
 /// was written).
 pub(crate) fn finish(
