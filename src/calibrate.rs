@@ -22,17 +22,14 @@ const CPU_BYTES: usize = 4 << 20;
 /// CPU batches of 256 MiB and 1 GiB that they hashed at 52–69 GB/s, while
 /// a split from pinned memory ran at 65–102. (At 4 MiB in all, the same
 /// cores measured an efficiency of 0.10 in one calibration and 0.58 in the
-/// next: waking threads must be noise too.)
-const ALL_THREADS_BYTES: usize = 256 << 20;
+/// next: waking threads must be noise too.) The large timed split is as
+/// many bytes, so that its CPU side runs from memory as the model's rate
+/// for it was measured.
+const ALL_THREADS_BYTES: usize = scheduler::SPLIT_LARGE_BYTES as usize;
 /// Blobs of 1 KiB in the GPU throughput measurement: 64 MiB, enough that
 /// a card's streaming rate shows past its fixed latency.
 const GPU_BLOBS: usize = 64 * 1024;
 
-/// Bytes of each split timed for [`SplitSlowdown`]: as many as the CPU's
-/// all-thread measurement, so that the split's CPU side runs from memory
-/// as the model's rate for it was measured (at 16 MiB an H200 host's splits
-/// already ran at their large-batch rates).
-const SPLIT_BYTES: usize = ALL_THREADS_BYTES;
 /// The GPU's share in a timed split is kept within this of 0 and 1, so
 /// that both sides run even where the model gives one nearly everything.
 const SPLIT_SHARE_MIN: f64 = 0.05;
@@ -246,14 +243,19 @@ fn measure_gpu(engine: &Engine, cpu: &CpuRates, software: bool) -> Result<GpuRat
         pinned_upload_bytes_per_sec: pinned_upload,
         pinned_blob_sec: pinned_blob,
         split_slowdown: None,
+        small_split_slowdown: None,
         download_bytes_per_sec: download,
         kernel_blobs_per_sec: kernel,
         software,
     };
     // A software adapter is never planned for: its splits are measured
     // small, for the code's sake, not for their figures.
-    let split_bytes = if software { 2 << 20 } else { SPLIT_BYTES };
-    rates.split_slowdown = Some(split_slowdown(engine, cpu, &rates, split_bytes)?);
+    let (small, large) = match software {
+        true => (1 << 20, 2 << 20),
+        false => (scheduler::SPLIT_SMALL_BYTES, scheduler::SPLIT_LARGE_BYTES),
+    };
+    rates.split_slowdown = Some(split_slowdown(engine, cpu, &rates, large as usize)?);
+    rates.small_split_slowdown = Some(split_slowdown(engine, cpu, &rates, small as usize)?);
     Ok(rates)
 }
 

@@ -172,11 +172,19 @@ pub struct GpuRates {
     /// as nothing).
     #[serde(default)]
     pub pinned_blob_sec: Option<f64>,
-    /// How much longer a split took, measured on this machine, than this
-    /// model predicts for it; `None` where not measured (taken as
-    /// predicted).
+    /// How much longer a split of [`SPLIT_LARGE_BYTES`] took, measured on
+    /// this machine, than this model predicts for it; `None` where not
+    /// measured (taken as predicted).
     #[serde(default)]
     pub split_slowdown: Option<SplitSlowdown>,
+    /// The same for a split of [`SPLIT_SMALL_BYTES`], where the GPU's fixed
+    /// costs weigh more: an H200 host split 16 MiB of 1 KiB blobs from
+    /// pinned memory at 43 GB/s, where its CPU alone hashed them at 56 and
+    /// the slowdown of 256 MiB predicted a split faster than both. Batch
+    /// sizes between are interpolated on a log scale; `None` where not
+    /// measured (the large figure stands in at every size).
+    #[serde(default)]
+    pub small_split_slowdown: Option<SplitSlowdown>,
     /// Device-to-host bytes per second (digests).
     pub download_bytes_per_sec: f64,
     /// Blobs of up to 1 KiB the shader hashes per second.
@@ -184,6 +192,48 @@ pub struct GpuRates {
     /// A software rasteriser (lavapipe, llvmpipe): never chosen
     /// automatically, whatever its rates say.
     pub software: bool,
+}
+
+/// Bytes of the large split [`GpuRates::split_slowdown`] is timed on (and
+/// of calibration's CPU measurement on all threads), and the batch size
+/// from which it stands alone.
+pub const SPLIT_LARGE_BYTES: u64 = 256 << 20;
+/// Bytes of the small split [`GpuRates::small_split_slowdown`] is timed
+/// on, and the batch size below which it stands alone.
+pub const SPLIT_SMALL_BYTES: u64 = 16 << 20;
+
+impl GpuRates {
+    /// The slowdown of a split of `bytes` in blobs of `average` bytes,
+    /// copied from a pinned buffer if `in_place`: the small split's figure
+    /// up to its size, the large one's from its size, between them
+    /// interpolated on the logarithm of the size.
+    pub fn split_slowdown_at(&self, bytes: u64, average: f64, in_place: bool) -> f64 {
+        let large = self
+            .split_slowdown
+            .map_or(1.0, |slowdown| slowdown.at(average, in_place));
+        let Some(small) = self.small_split_slowdown else {
+            return large;
+        };
+        let log = |bytes: u64| (bytes.max(1) as f64).log2();
+        let along = ((log(bytes) - log(SPLIT_SMALL_BYTES))
+            / (log(SPLIT_LARGE_BYTES) - log(SPLIT_SMALL_BYTES)))
+        .clamp(0.0, 1.0);
+        small.at(average, in_place) * (1.0 - along) + large * along
+    }
+
+    /// The least slowdown any split is given.
+    fn least_split_slowdown(&self) -> f64 {
+        [self.split_slowdown, self.small_split_slowdown]
+            .into_iter()
+            .flatten()
+            .flat_map(|slowdown| {
+                [slowdown.tiny, slowdown.chunk]
+                    .into_iter()
+                    .chain(slowdown.pinned_tiny)
+                    .chain(slowdown.pinned_chunk)
+            })
+            .fold(1.0, f64::min)
+    }
 }
 
 /// A split's measured time ÷ the model's prediction for it, by blob size
@@ -327,10 +377,8 @@ pub(crate) fn plan_for(
     // All small blobs on the GPU, the large ones on the CPU meanwhile.
     let gpu_sec = sides.split_at(1.0);
     let share = sides.balanced_share();
-    let split_sec = sides.split_at(share)
-        * gpu
-            .split_slowdown
-            .map_or(1.0, |slowdown| slowdown.at(shape.small_average(), in_place));
+    let split_sec =
+        sides.split_at(share) * gpu.split_slowdown_at(shape.bytes, shape.small_average(), in_place);
     let mut plan = Plan {
         gpu_sec: Some(gpu_sec),
         split_sec: Some(split_sec),
@@ -385,17 +433,7 @@ pub(crate) fn cpu_surely_faster(
         });
     let cpu_at_most =
         (bytes as f64 + 64.0 * blobs as f64) / parallel_rate(slowest, efficiency, threads);
-    let least_slowdown = gpu.split_slowdown.map_or(1.0, |slowdown| {
-        [
-            Some(slowdown.tiny),
-            Some(slowdown.chunk),
-            slowdown.pinned_tiny,
-            slowdown.pinned_chunk,
-        ]
-        .into_iter()
-        .flatten()
-        .fold(1.0, f64::min)
-    });
+    let least_slowdown = gpu.least_split_slowdown();
     // A GPU plan takes at least the latency, a split at least that times
     // its slowdown and must beat the CPU by the margin.
     cpu_at_most <= gpu.latency_sec * (least_slowdown / SPLIT_MARGIN).min(1.0)
@@ -609,6 +647,7 @@ mod tests {
                 pinned_upload_bytes_per_sec: None,
                 pinned_blob_sec: None,
                 split_slowdown: None,
+                small_split_slowdown: None,
                 download_bytes_per_sec: 25e9,
                 kernel_blobs_per_sec: 200e6,
                 software: false,
@@ -728,6 +767,7 @@ mod tests {
                 pinned_upload_bytes_per_sec: Some(43.93e9),
                 pinned_blob_sec: Some(1.647e-9),
                 split_slowdown: None,
+                small_split_slowdown: None,
                 download_bytes_per_sec: 43.32e9,
                 kernel_blobs_per_sec: 1.166e9,
                 software: false,
@@ -838,6 +878,7 @@ mod tests {
             tiny_efficiency in proptest::option::of(0.0f64..=1.0),
             latency in 1e-6f64..1e-2,
             slowdowns in proptest::option::of(proptest::array::uniform4(0.5f64..3.0)),
+            small_slowdowns in proptest::option::of(proptest::array::uniform2(0.5f64..3.0)),
             transfer in 1e9f64..1e11,
             kernel in 1e6f64..1e10,
             threads in 1usize..64,
@@ -869,6 +910,12 @@ mod tests {
                             pinned_chunk: Some(pinned_chunk),
                         }
                     }),
+                    small_split_slowdown: small_slowdowns.map(|[tiny, chunk]| SplitSlowdown {
+                        tiny,
+                        chunk,
+                        pinned_tiny: None,
+                        pinned_chunk: None,
+                    }),
                     download_bytes_per_sec: transfer,
                     kernel_blobs_per_sec: kernel,
                     software: false,
@@ -880,6 +927,60 @@ mod tests {
                 proptest::prop_assert_eq!(plan.choice, Choice::Cpu, "{:?} {:?}", shape, plan);
             }
         }
+    }
+
+    /// Between the two splits' sizes the slowdown follows the logarithm of
+    /// the batch's size; beyond them, the nearer one's; without the small
+    /// one, the large one's everywhere.
+    #[test]
+    fn slowdowns_between_batch_sizes_are_interpolated() {
+        let slowdown = |factor| SplitSlowdown {
+            tiny: factor,
+            chunk: factor,
+            pinned_tiny: None,
+            pinned_chunk: None,
+        };
+        let mut gpu = fast_gpu().gpu.unwrap();
+        gpu.split_slowdown = Some(slowdown(1.0));
+        gpu.small_split_slowdown = Some(slowdown(2.0));
+        let at = |gpu: &GpuRates, bytes: u64| gpu.split_slowdown_at(bytes, 1024.0, false);
+        assert_eq!(at(&gpu, 1 << 20), 2.0);
+        assert_eq!(at(&gpu, SPLIT_SMALL_BYTES), 2.0);
+        assert_eq!(at(&gpu, 64 << 20), 1.5);
+        assert_eq!(at(&gpu, SPLIT_LARGE_BYTES), 1.0);
+        assert_eq!(at(&gpu, 1 << 30), 1.0);
+        gpu.small_split_slowdown = None;
+        assert_eq!(at(&gpu, 1 << 20), 1.0);
+    }
+
+    /// A split that pays at 256 MiB but is slow at 16 MiB: the batch of
+    /// 16 MiB stays on the CPU, the one of 256 MiB is split.
+    #[test]
+    fn a_slow_small_split_keeps_small_batches_on_the_cpu() {
+        let mut profile = h200_profile();
+        let gpu = profile.gpu.as_mut().unwrap();
+        gpu.split_slowdown = Some(SplitSlowdown {
+            tiny: 1.0,
+            chunk: 1.0,
+            pinned_tiny: Some(1.0),
+            pinned_chunk: Some(1.0),
+        });
+        let small = uniform(1 << 14, 1024);
+        let large = uniform(1 << 18, 1024);
+        for shape in [&small, &large] {
+            let plan = plan_for(shape, &profile, 16, true);
+            assert!(matches!(plan.choice, Choice::Split { .. }), "{plan:?}");
+        }
+        profile.gpu.as_mut().unwrap().small_split_slowdown = Some(SplitSlowdown {
+            tiny: 1.0,
+            chunk: 1.0,
+            pinned_tiny: Some(1.6),
+            pinned_chunk: Some(1.6),
+        });
+        let plan = plan_for(&small, &profile, 16, true);
+        assert_eq!(plan.choice, Choice::Cpu, "{plan:?}");
+        let plan = plan_for(&large, &profile, 16, true);
+        assert!(matches!(plan.choice, Choice::Split { .. }), "{plan:?}");
     }
 
     #[test]

@@ -120,6 +120,7 @@ fn auto_splitting_every_batch_shared_by_eight_threads_is_exact() {
             pinned_upload_bytes_per_sec: None,
             pinned_blob_sec: None,
             split_slowdown: None,
+            small_split_slowdown: None,
             download_bytes_per_sec: 1e12,
             kernel_blobs_per_sec: 10e6,
             software: false,

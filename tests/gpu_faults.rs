@@ -64,6 +64,7 @@ fn gpu_first_profile() -> Profile {
             pinned_upload_bytes_per_sec: None,
             pinned_blob_sec: None,
             split_slowdown: None,
+            small_split_slowdown: None,
             download_bytes_per_sec: 1e12,
             kernel_blobs_per_sec: 1e12,
             software: false,

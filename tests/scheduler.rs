@@ -40,6 +40,7 @@ fn even_gpu() -> GpuRates {
         pinned_upload_bytes_per_sec: None,
         pinned_blob_sec: None,
         split_slowdown: None,
+        small_split_slowdown: None,
         download_bytes_per_sec: 1e12,
         kernel_blobs_per_sec: 30e6,
         software: false,
@@ -54,6 +55,7 @@ fn fast_gpu() -> GpuRates {
         pinned_upload_bytes_per_sec: None,
         pinned_blob_sec: None,
         split_slowdown: None,
+        small_split_slowdown: None,
         download_bytes_per_sec: 25e9,
         kernel_blobs_per_sec: 300e6,
         software: false,
@@ -309,18 +311,20 @@ fn calibration_measures_sane_rates() {
         "{rates:?}"
     );
     assert_eq!(rates.pinned_blob_sec.is_some(), pinned, "{rates:?}");
-    // Splits timed against the model, from pinned memory where there is
-    // some.
-    let slowdown = rates.split_slowdown.expect("splits are timed");
-    for factor in [slowdown.tiny, slowdown.chunk]
-        .into_iter()
-        .chain(slowdown.pinned_tiny)
-        .chain(slowdown.pinned_chunk)
-    {
-        assert!((0.5..=20.0).contains(&factor), "{slowdown:?}");
+    // Splits timed against the model at two sizes, from pinned memory
+    // where there is some.
+    for slowdown in [rates.split_slowdown, rates.small_split_slowdown] {
+        let slowdown = slowdown.expect("splits are timed");
+        for factor in [slowdown.tiny, slowdown.chunk]
+            .into_iter()
+            .chain(slowdown.pinned_tiny)
+            .chain(slowdown.pinned_chunk)
+        {
+            assert!((0.5..=20.0).contains(&factor), "{slowdown:?}");
+        }
+        assert_eq!(slowdown.pinned_tiny.is_some(), pinned, "{slowdown:?}");
+        assert_eq!(slowdown.pinned_chunk.is_some(), pinned, "{slowdown:?}");
     }
-    assert_eq!(slowdown.pinned_tiny.is_some(), pinned, "{slowdown:?}");
-    assert_eq!(slowdown.pinned_chunk.is_some(), pinned, "{slowdown:?}");
     assert!(
         rates.pinned_blob_sec.is_none_or(|seconds| seconds >= 0.0),
         "{rates:?}"
@@ -344,6 +348,7 @@ fn auto_splits_a_pinned_batch_it_would_keep_on_the_cpu() {
         pinned_upload_bytes_per_sec: Some(1e12),
         pinned_blob_sec: Some(0.0),
         split_slowdown: None,
+        small_split_slowdown: None,
         download_bytes_per_sec: 1e12,
         kernel_blobs_per_sec: 30e6,
         software: false,

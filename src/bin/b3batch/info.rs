@@ -63,18 +63,23 @@ pub fn run(global: &GlobalArgs) -> Result<ExitCode, CliError> {
                 gpu.pinned_upload_bytes_per_sec
                     .map(|rate| format!(", {:.1} GB/s up from pinned memory", rate / 1e9))
                     .unwrap_or_default(),
-                gpu.split_slowdown
-                    .map(|slowdown| {
-                        let pinned = match (slowdown.pinned_tiny, slowdown.pinned_chunk) {
-                            (Some(tiny), Some(chunk)) => format!(", {tiny:.2}/{chunk:.2} pinned"),
-                            _ => String::new(),
-                        };
-                        format!(
-                            ", splits {:.2}/{:.2}× the model's time (64 B/1 KiB){pinned}",
-                            slowdown.tiny, slowdown.chunk
-                        )
-                    })
-                    .unwrap_or_default(),
+                [
+                    ("", gpu.split_slowdown),
+                    (" small", gpu.small_split_slowdown)
+                ]
+                .into_iter()
+                .filter_map(|(which, slowdown)| Some((which, slowdown?)))
+                .map(|(which, slowdown)| {
+                    let pinned = match (slowdown.pinned_tiny, slowdown.pinned_chunk) {
+                        (Some(tiny), Some(chunk)) => format!(", {tiny:.2}/{chunk:.2} pinned"),
+                        _ => String::new(),
+                    };
+                    format!(
+                        ",{which} splits {:.2}/{:.2}× the model's time (64 B/1 KiB){pinned}",
+                        slowdown.tiny, slowdown.chunk
+                    )
+                })
+                .collect::<String>(),
                 if gpu.software {
                     ", software (never chosen)"
                 } else {
