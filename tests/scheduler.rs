@@ -256,12 +256,11 @@ fn profiles_round_trip_and_bad_ones_are_ignored() {
 
 #[test]
 fn calibration_measures_sane_rates() {
-    let engine = Engine::builder()
-        .backend(Backend::Cpu)
-        .threads(2)
-        .build()
-        .unwrap();
-    let profile = engine.calibrate().unwrap();
+    let calibrated = |threads| {
+        let engine = Engine::builder().backend(Backend::Cpu).threads(threads);
+        engine.build().unwrap().calibrate().unwrap()
+    };
+    let profile = calibrated(2);
     assert_eq!(profile.cpu_model, cpu_model());
     for rate in [
         profile.cpu.tiny_bytes_per_sec,
@@ -279,12 +278,7 @@ fn calibration_measures_sane_rates() {
         let efficiency = efficiency.expect("measured on two threads");
         assert!((0.05..=1.0).contains(&efficiency), "{profile:?}");
     }
-    let one = Engine::builder()
-        .backend(Backend::Cpu)
-        .threads(1)
-        .build()
-        .unwrap();
-    let alone = one.calibrate().unwrap();
+    let alone = calibrated(1);
     assert_eq!(alone.cpu.thread_efficiency, 1.0, "{alone:?}");
     assert_eq!(alone.cpu.tiny_thread_efficiency, None, "{alone:?}");
     assert!(profile.gpu.is_none());
