@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use blake3_batch::Engine;
 use indicatif::ProgressBar;
 
-use crate::names::hex;
+use crate::names::write_hex;
 use crate::options::{CliError, HashMode};
 
 /// Files up to this size are read whole into the batch.
@@ -82,7 +82,7 @@ impl Digest {
 fn put(bytes: &[u8], encoding: Encoding, out: &mut impl Write) -> io::Result<()> {
     match encoding {
         Encoding::Raw => out.write_all(bytes),
-        Encoding::Hex => out.write_all(hex(bytes).as_bytes()),
+        Encoding::Hex => write_hex(bytes, out),
     }
 }
 

