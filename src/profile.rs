@@ -79,19 +79,7 @@ impl Profile {
                 gpu.kernel_blobs_per_sec,
             ]
             .into_iter()
-            .chain(
-                [gpu.split_slowdown, gpu.small_split_slowdown]
-                    .into_iter()
-                    .flatten()
-                    .flat_map(|slowdown| {
-                        [
-                            slowdown.tiny,
-                            slowdown.chunk,
-                            slowdown.pinned_tiny.unwrap_or(1.0),
-                            slowdown.pinned_chunk.unwrap_or(1.0),
-                        ]
-                    }),
-            )
+            .chain(gpu.split_factors())
         });
         if rates
             .into_iter()

@@ -221,8 +221,8 @@ impl GpuRates {
         small.at(average, in_place) * (1.0 - along) + large * along
     }
 
-    /// The least slowdown any split is given.
-    fn least_split_slowdown(&self) -> f64 {
+    /// Every measured split slowdown, of both sizes.
+    pub(crate) fn split_factors(&self) -> impl Iterator<Item = f64> {
         [self.split_slowdown, self.small_split_slowdown]
             .into_iter()
             .flatten()
@@ -232,7 +232,6 @@ impl GpuRates {
                     .chain(slowdown.pinned_tiny)
                     .chain(slowdown.pinned_chunk)
             })
-            .fold(1.0, f64::min)
     }
 }
 
@@ -426,14 +425,10 @@ pub(crate) fn cpu_surely_faster(
     ]
     .into_iter()
     .fold(f64::INFINITY, f64::min);
-    let efficiency = cpu
-        .tiny_thread_efficiency
-        .map_or(cpu.thread_efficiency, |tiny| {
-            tiny.min(cpu.thread_efficiency)
-        });
+    let efficiency = cpu.thread_efficiency_at(64.0).min(cpu.thread_efficiency);
     let cpu_at_most =
         (bytes as f64 + 64.0 * blobs as f64) / parallel_rate(slowest, efficiency, threads);
-    let least_slowdown = gpu.least_split_slowdown();
+    let least_slowdown = gpu.split_factors().fold(1.0, f64::min);
     // A GPU plan takes at least the latency, a split at least that times
     // its slowdown and must beat the CPU by the margin.
     cpu_at_most <= gpu.latency_sec * (least_slowdown / SPLIT_MARGIN).min(1.0)
