@@ -228,6 +228,17 @@ fn profiles_round_trip_and_bad_ones_are_ignored() {
     bad.cpu.tiny_bytes_per_sec = -1.0;
     bad.save(&negative).unwrap();
     assert!(Profile::load(&negative).is_err());
+    // A split slowdown of either size is checked too.
+    let mut gpu = fast_gpu();
+    gpu.small_split_slowdown = Some(blake3_batch::SplitSlowdown {
+        tiny: 1.0,
+        chunk: 1.0,
+        pinned_tiny: Some(0.0),
+        pinned_chunk: None,
+    });
+    let zero_slowdown = dir.path().join("zero-slowdown.json");
+    profile(Some(gpu)).save(&zero_slowdown).unwrap();
+    assert!(Profile::load(&zero_slowdown).is_err());
 
     let mut foreign = profile(None);
     foreign.cpu_model = "some other CPU".to_owned();
