@@ -6,6 +6,7 @@
 
 mod common;
 
+use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 use blake3_batch::{
@@ -17,6 +18,18 @@ use common::{first_mismatch, gpu_engine};
 /// Small slabs (16 KiB of GPU memory), so a batch of a few hundred blobs
 /// streams through several and a fault can strike in its middle.
 const BUDGET: u64 = 16 * 1024;
+
+/// The memory test reads the process's resident size, which the other
+/// tests' batches move by tens of MiB: each test holds this lock, so none
+/// runs beside another however many threads the harness uses.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+fn one_at_a_time() -> MutexGuard<'static, ()> {
+    // A test that failed holding the lock has reported its failure.
+    ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(|poison| poison.into_inner())
+}
 
 fn blobs(count: usize, seed: u64) -> Vec<Vec<u8>> {
     (0..count)
@@ -82,6 +95,7 @@ const STAGES: [(GpuFaultStage, &str); 5] = [
 
 #[test]
 fn each_fault_is_a_gpu_error_naming_its_stage_and_the_next_batch_is_served() {
+    let _alone = one_at_a_time();
     if gpu_engine(None).is_none() {
         return;
     }
@@ -122,6 +136,7 @@ fn each_fault_is_a_gpu_error_naming_its_stage_and_the_next_batch_is_served() {
 
 #[test]
 fn auto_redoes_a_faulted_gpu_batch_on_the_cpu_exactly() {
+    let _alone = one_at_a_time();
     if gpu_engine(None).is_none() {
         return;
     }
@@ -149,6 +164,7 @@ fn auto_redoes_a_faulted_gpu_batch_on_the_cpu_exactly() {
 #[cfg(target_os = "linux")]
 #[test]
 fn a_thousand_faulted_batches_leave_memory_flat() {
+    let _alone = one_at_a_time();
     if gpu_engine(None).is_none() {
         return;
     }
