@@ -94,7 +94,7 @@ fn streaming_timings(
 fn digest_slots(engine: &Engine, count: usize, pinned: bool) -> Result<PinnedBuffer, Error> {
     match pinned {
         true => engine.pinned_buffer(32 * count),
-        false => Ok(PinnedBuffer::heap(32 * count)),
+        false => PinnedBuffer::heap(32 * count),
     }
 }
 

@@ -649,8 +649,9 @@ impl Engine {
     /// from there without packing them ([`PinnedBuffer`]); ordinary memory
     /// where the engine has no GPU or its GPU cannot pin memory for it.
     ///
-    /// Fails with [`ErrorKind::Gpu`] when the GPU cannot allocate it: more
-    /// than the adapter's largest buffer, or out of memory.
+    /// Fails with [`ErrorKind::OutOfMemory`] when it is more than the
+    /// adapter's largest buffer, or more than ordinary memory can hold; with
+    /// [`ErrorKind::Gpu`] when the GPU fails to allocate it.
     pub fn pinned_buffer(&self, len: usize) -> Result<PinnedBuffer, Error> {
         #[cfg(feature = "gpu")]
         if let Some(gpu) = &self.inner.gpu {
@@ -660,7 +661,7 @@ impl Engine {
                 }
             }
         }
-        Ok(PinnedBuffer::heap(len))
+        PinnedBuffer::heap(len)
     }
 
     /// How this engine's GPU receives blobs from host memory, and its

@@ -134,6 +134,17 @@ pub enum ErrorKind {
         /// What is wrong, and what to change.
         reason: String,
     },
+    /// Host memory for a buffer the caller asked for could not be
+    /// allocated.
+    #[error(
+        "{what} of {bytes} bytes cannot be allocated: ask for less, or for several smaller ones"
+    )]
+    OutOfMemory {
+        /// What was being allocated.
+        what: String,
+        /// Its size.
+        bytes: usize,
+    },
     /// A profile file could not be read, parsed or written.
     #[error("profile {}: {reason}", path.display())]
     Profile {

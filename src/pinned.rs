@@ -4,6 +4,8 @@
 use std::fmt;
 use std::ops::{Deref, DerefMut};
 
+use crate::error::{Error, ErrorKind};
+
 /// A byte buffer for batches, in pinned host memory of an engine's GPU
 /// where it has one ([`Engine::pinned_buffer`](crate::Engine::pinned_buffer)).
 ///
@@ -40,10 +42,20 @@ enum Memory {
 }
 
 impl PinnedBuffer {
-    pub(crate) fn heap(len: usize) -> PinnedBuffer {
-        PinnedBuffer {
-            memory: Memory::Heap(vec![0; len]),
-        }
+    /// `len` zeroed bytes of ordinary memory; an error rather than an
+    /// abort where there is not that much.
+    pub(crate) fn heap(len: usize) -> Result<PinnedBuffer, Error> {
+        let mut bytes = Vec::new();
+        bytes
+            .try_reserve_exact(len)
+            .map_err(|_| ErrorKind::OutOfMemory {
+                what: "a buffer".to_owned(),
+                bytes: len,
+            })?;
+        bytes.resize(len, 0);
+        Ok(PinnedBuffer {
+            memory: Memory::Heap(bytes),
+        })
     }
 
     #[cfg(feature = "gpu")]

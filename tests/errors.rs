@@ -1,7 +1,7 @@
 //! Bad input gets a typed error with a message that says what to fix, and
 //! leaves the output untouched: never a panic, never a partial result.
 
-use blake3_batch::{Engine, ErrorKind, Mode};
+use blake3_batch::{Backend, Engine, ErrorKind, Mode};
 
 const SENTINEL: [u8; 32] = [0xEE; 32];
 
@@ -231,4 +231,23 @@ fn offsets_checked_on_several_threads_give_one_threads_errors() {
         }
     }
     assert!(out.iter().all(|slot| *slot == SENTINEL), "nothing written");
+}
+
+#[test]
+fn a_buffer_larger_than_memory_is_an_error_not_an_abort() {
+    let engine = Engine::builder().backend(Backend::Cpu).build().unwrap();
+    for bytes in [usize::MAX, 1 << 60] {
+        let error = engine.pinned_buffer(bytes).unwrap_err();
+        assert_eq!(
+            error.kind(),
+            &ErrorKind::OutOfMemory {
+                what: "a buffer".to_owned(),
+                bytes
+            }
+        );
+        assert!(error.to_string().contains("ask for less"), "{error}");
+    }
+    // and one that fits is made, zeroed
+    let buffer = engine.pinned_buffer(4096).unwrap();
+    assert!(buffer.len() == 4096 && buffer.iter().all(|&byte| byte == 0));
 }

@@ -821,7 +821,7 @@ fn pinned_buffers_on_every_engine() {
     assert!(gpu.pinned_buffer(0).unwrap().is_empty());
     let error = gpu.pinned_buffer(1 << 46).unwrap_err();
     assert!(
-        matches!(error.kind(), ErrorKind::Gpu { .. })
+        matches!(error.kind(), ErrorKind::OutOfMemory { bytes, .. } if *bytes == 1 << 46)
             && error.to_string().contains("largest buffer"),
         "{error}"
     );

@@ -20,7 +20,7 @@ use super::settings::{DeviceSettings, GpuUpload};
 use super::slab::{Slab, SlabPlan, SLABS};
 use crate::blobs::BlobSource;
 use crate::cpu::batch::Threads;
-use crate::error::Error;
+use crate::error::{Error, ErrorKind};
 use crate::mode::ModeWords;
 
 /// A device and queue the caller handed the engine.
@@ -238,13 +238,12 @@ impl Gpu {
         }
         let largest = self.device.limits.max_buffer_size;
         if len as u64 > largest {
-            return Err(gpu_failed(
-                "allocating a pinned buffer",
-                format!(
-                    "{len} bytes is more than this adapter's largest buffer ({largest} bytes); \
-                     use several pinned buffers, a batch in each"
-                ),
-            ));
+            // The size asked for is at fault, not the GPU.
+            return Err(ErrorKind::OutOfMemory {
+                what: format!("a pinned buffer (this adapter's largest buffer is {largest} bytes)"),
+                bytes: len,
+            }
+            .into());
         }
         let zero = |bytes: &mut [u8]| {
             let pieces: Vec<_> = bytes.chunks_mut(4 << 20).collect();
