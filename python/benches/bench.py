@@ -1,6 +1,6 @@
 """Throughput of blake3_batch against hashing row by row in Python, on the same
 generated column, in one run: GB/s of values and the speedup over a blake3-py
-loop. Usage: python bench.py [--megabytes 64] [--sizes 64,1024,mixed]"""
+loop. Usage: python bench.py [--megabytes 64] [--sizes 64,1024,mixed] [--backend gpu]"""
 
 from __future__ import annotations
 
@@ -28,6 +28,16 @@ def column(total, size, rng):
     return pa.Array.from_buffers(pa.large_binary(), len(lengths), [None, pa.py_buffer(offsets), pa.py_buffer(data)])
 
 
+def in_pinned_memory(engine, values):
+    """The same column with its values in a pinned buffer of `engine`, which
+    its GPU copies from where they lie (ordinary memory without a GPU)."""
+    _, offsets, data = values.buffers()
+    buffer = engine.pinned_buffer(data.size)
+    view = np.asarray(buffer)
+    view[:] = np.frombuffer(data, np.uint8)
+    return pa.Array.from_buffers(values.type, len(values), [None, offsets, pa.py_buffer(view)])
+
+
 def best(run, repeat):
     times = []
     for _ in range(repeat):
@@ -42,25 +52,31 @@ def main():
     parser.add_argument("--megabytes", type=int, default=64)
     parser.add_argument("--sizes", default="64,1024,mixed")
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--backend", choices=["auto", "cpu", "gpu"], help="an engine of its own (default: the shared one)")
     args = parser.parse_args()
     try:
         import blake3
     except ImportError:
         blake3 = None
     rng = np.random.default_rng(1)
-    engine = bb.default_engine()
+    engine = bb.Engine(backend=args.backend) if args.backend else bb.default_engine()
     one = bb.Engine(backend="cpu", threads=1)
     info = engine.info()
-    print(f"blake3_batch {bb.__version__}: {info['cpu_backend']} x {info['threads']} threads; {os.cpu_count()} CPUs")
+    gpu = f", GPU {info['gpu']}" if info["gpu"] else ""
+    print(f"blake3_batch {bb.__version__}: {info['backend']}, {info['cpu_backend']} x {info['threads']} threads{gpu}; {os.cpu_count()} CPUs")
     print(f"{args.megabytes} MiB a case, best of {args.repeat}; GB/s (speedup over the blake3-py loop)")
-    names = ["hash_arrow", "hash_arrow 1 thread", "hash_many", "blake3-py loop", "hashlib.sha256 loop"]
+    pinned_note = "pinned memory of the GPU" if engine.pinned_buffer(1).pinned else "ordinary memory: no GPU pins"
+    print(f"hash_arrow pinned: the values in an engine.pinned_buffer ({pinned_note})")
+    names = ["hash_arrow", "hash_arrow pinned", "hash_arrow 1 thread", "hash_many", "blake3-py loop", "hashlib.sha256 loop"]
     print("values".ljust(10) + "".join(name.rjust(22) for name in names))
     for size in args.sizes.split(","):
         values = column(args.megabytes << 20, size, rng)
         items = values.to_pylist()
         total = sum(len(item) for item in items)
+        pinned = in_pinned_memory(engine, values)
         runs = {
             "hash_arrow": lambda: engine.hash_arrow(values),
+            "hash_arrow pinned": lambda: engine.hash_arrow(pinned),
             "hash_arrow 1 thread": lambda: one.hash_arrow(values),
             "hash_many": lambda: engine.hash_many(items),
             "hashlib.sha256 loop": lambda: [hashlib.sha256(item).digest() for item in items],
@@ -70,6 +86,7 @@ def main():
         if blake3 is not None:
             expected = [blake3.blake3(item).digest() for item in items[:1000]]
             assert engine.hash_arrow(values.slice(0, 1000)).to_pylist() == expected
+            assert engine.hash_arrow(pinned.slice(0, 1000)).to_pylist() == expected
         rates = {name: total / best(run, args.repeat) / 1e9 for name, run in runs.items()}
         reference = rates.get("blake3-py loop")
         cells = []

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, List, Optional, Union
 
-from ._native import Engine, __version__, default_engine
+from ._native import Engine, PinnedBuffer, __version__, default_engine
 
 __all__ = [
     "Engine",
@@ -20,6 +20,8 @@ __all__ = [
     "hash_arrow_u64",
     "hash_many",
     "hash_records",
+    "pinned_buffer",
+    "PinnedBuffer",
     "__version__",
 ]
 
@@ -75,10 +77,22 @@ def hash_records(
     length: int = 32,
     key: Optional[Key] = None,
     derive_key: Optional[str] = None,
+    out: Any = None,
 ) -> Any:
     """Digests of the rows of a C-contiguous ``(n, k)`` ``uint8`` NumPy
-    array (one k-byte record a row): a new ``(n, length)`` ``uint8`` array."""
-    return default_engine().hash_records(records, length=length, key=key, derive_key=derive_key)
+    array (one k-byte record a row): a new ``(n, length)`` ``uint8`` array,
+    or ``out`` (a writable C-contiguous ``(n, length)`` ``uint8`` array)
+    filled and returned; if hashing fails, ``out`` is left all zeros."""
+    return default_engine().hash_records(records, length=length, key=key, derive_key=derive_key, out=out)
+
+
+def pinned_buffer(nbytes: int) -> PinnedBuffer:
+    """A zeroed buffer of ``nbytes`` in pinned host memory of the default
+    engine's GPU (ordinary memory without one; ``.pinned`` tells).
+    ``numpy.asarray(buffer)`` is a writable ``uint8`` view: records and
+    equal-length blobs written there and hashed from there are copied to
+    the GPU where they lie, with no core packing them."""
+    return default_engine().pinned_buffer(nbytes)
 
 
 def __getattr__(name: str) -> Any:

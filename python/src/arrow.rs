@@ -242,24 +242,43 @@ pub fn digest_bytes(
     length: usize,
     rows: &Rows,
 ) -> Result<Vec<u8>, Error> {
+    let mut bytes = vec![0u8; rows.len() * length];
+    digest_into(engine, mode, length, rows, &mut bytes)?;
+    Ok(bytes)
+}
+
+/// Writes `length` bytes of every row's digest, back to back, into `out`
+/// (`rows.len() * length` bytes). Where the engine fails, `out` is left
+/// all zeros: no row holds a digest that could be taken for its own.
+pub fn digest_into(
+    engine: &Engine,
+    mode: Mode,
+    length: usize,
+    rows: &Rows,
+    out: &mut [u8],
+) -> Result<(), Error> {
+    debug_assert_eq!(out.len(), rows.len() * length);
     let count = rows.len();
-    let mut bytes = vec![0u8; count * length];
     if count == 0 {
-        return Ok(bytes);
+        return Ok(());
     }
-    if length == 32 {
-        // Full digests go straight into the output buffer.
-        let out: &mut [[u8; 32]] = bytemuck::cast_slice_mut(&mut bytes);
-        rows.hash(engine, mode, 0..count, out)?;
+    let hashed = if length == 32 {
+        // Full digests go straight into the output buffer (where the GPU
+        // may copy them itself, in pinned memory).
+        let slots: &mut [[u8; 32]] = bytemuck::cast_slice_mut(out);
+        rows.hash(engine, mode, 0..count, slots)
     } else {
         for_each_piece(rows, engine, mode, |start, digests| {
-            let out = &mut bytes[start * length..(start + digests.len()) * length];
+            let out = &mut out[start * length..(start + digests.len()) * length];
             for (slot, digest) in out.chunks_exact_mut(length).zip(digests) {
                 slot.copy_from_slice(&digest[..length]);
             }
-        })?;
+        })
+    };
+    if hashed.is_err() {
+        out.fill(0);
     }
-    Ok(bytes)
+    hashed
 }
 
 /// The rows that are null.

@@ -13,9 +13,12 @@ use pyo3::types::{PyByteArray, PyBytes, PyDict, PyList, PyString};
 use pyo3_arrow::input::AnyArray;
 use pyo3_arrow::{PyArray, PyChunkedArray};
 
-use crate::arrow::{digest_bytes, hash_array, hash_array_u64, is_hashable, unsupported, Rows};
+use crate::arrow::{
+    digest_bytes, digest_into, hash_array, hash_array_u64, is_hashable, unsupported, Rows,
+};
 use crate::errors::to_py;
 use crate::options::{type_name, Options};
+use crate::pinned::PyPinnedBuffer;
 
 /// A BLAKE3 batch engine: a backend (`"auto"`, `"cpu"` or `"gpu"`) and a
 /// number of threads, reused across calls and shared between threads.
@@ -170,8 +173,10 @@ impl PyEngine {
     }
 
     /// Digests of the rows of a C-contiguous 2-D `uint8` NumPy array of
-    /// shape `(n, k)`: a new `(n, length)` `uint8` array.
-    #[pyo3(signature = (records, *, length = 32, key = None, derive_key = None))]
+    /// shape `(n, k)`: a new `(n, length)` `uint8` array, or `out` (a
+    /// writable C-contiguous `(n, length)` `uint8` array) filled and
+    /// returned.
+    #[pyo3(signature = (records, *, length = 32, key = None, derive_key = None, out = None))]
     fn hash_records<'py>(
         &self,
         py: Python<'py>,
@@ -179,58 +184,66 @@ impl PyEngine {
         length: usize,
         key: Option<&Bound<'py, PyAny>>,
         derive_key: Option<&str>,
+        out: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let options = Options::parse(key, derive_key, length)?;
         let engine = self.engine()?;
-        let array = records.cast::<PyUntypedArray>().map_err(|_| {
-            PyTypeError::new_err(format!(
-                "hash_records takes a 2-D numpy.ndarray of uint8, not {}",
-                type_name(records)
-            ))
-        })?;
-        if array.ndim() != 2 {
-            return Err(PyValueError::new_err(format!(
-                "hash_records takes a 2-D array (one record a row), got {} dimensions: \
-                 reshape it to (records, record_size)",
-                array.ndim()
-            )));
-        }
-        let typed = array.cast::<numpy::PyArray2<u8>>().map_err(|_| {
-            PyTypeError::new_err(format!(
-                "hash_records takes uint8 records, got dtype {}: view the bytes with .view(numpy.uint8)",
-                array.dtype()
-            ))
-        })?;
+        let typed = uint8_matrix(records, "records")?;
         let readonly = typed.try_readonly().map_err(|error| {
-            PyRuntimeError::new_err(format!("the array is being written elsewhere: {error}"))
+            PyRuntimeError::new_err(format!("the records are being written elsewhere: {error}"))
         })?;
-        // A Fortran-ordered array is contiguous too, but its rows are not
-        // its records: only C order reads each row as one record.
-        let not_c_contiguous = || {
-            PyValueError::new_err(
-                "the records are not C-contiguous: pass numpy.ascontiguousarray(records)",
-            )
-        };
-        if !array.is_c_contiguous() {
-            return Err(not_c_contiguous());
-        }
-        let data = readonly.as_slice().map_err(|_| not_c_contiguous())?;
-        let [rows, size] = [array.shape()[0], array.shape()[1]];
+        let data = readonly
+            .as_slice()
+            .map_err(|_| not_c_contiguous("records"))?;
+        let [rows, size] = [typed.shape()[0], typed.shape()[1]];
         // Straight into the output buffer, as for Arrow columns.
         let rows_of_records = Rows::records(data, size, rows);
-        let bytes = py
-            .detach(|| {
-                digest_bytes(
-                    &engine,
-                    options.mode.as_mode(),
-                    options.length,
-                    &rows_of_records,
-                )
-            })
+        let mode = options.mode.as_mode();
+        let Some(out) = out else {
+            let bytes = py
+                .detach(|| digest_bytes(&engine, mode, options.length, &rows_of_records))
+                .map_err(to_py)?;
+            return Ok(PyArray1::from_vec(py, bytes)
+                .reshape([rows, options.length])?
+                .into_any());
+        };
+        let target = uint8_matrix(out, "out")?;
+        if target.shape() != [rows, options.length] {
+            let [out_rows, out_columns] = [target.shape()[0], target.shape()[1]];
+            return Err(PyValueError::new_err(format!(
+                "out has shape ({out_rows}, {out_columns}) but {rows} records need \
+                 ({rows}, {}), one row of length={} digest bytes each",
+                options.length, options.length
+            )));
+        }
+        let mut writable = target.try_readwrite().map_err(|error| {
+            PyValueError::new_err(format!(
+                "out cannot be written: {error} (a read-only array, or one over the records' memory)"
+            ))
+        })?;
+        let slots = writable
+            .as_slice_mut()
+            .map_err(|_| not_c_contiguous("out"))?;
+        if addresses_overlap(data, slots) {
+            return Err(PyValueError::new_err(
+                "out overlaps the records: give it memory of its own",
+            ));
+        }
+        py.detach(|| digest_into(&engine, mode, options.length, &rows_of_records, slots))
             .map_err(to_py)?;
-        Ok(PyArray1::from_vec(py, bytes)
-            .reshape([rows, options.length])?
-            .into_any())
+        drop(writable);
+        Ok(out.clone())
+    }
+
+    /// A zeroed buffer of `nbytes` bytes in pinned host memory of this
+    /// engine's GPU, which copies batches that lie in it without packing
+    /// them (ordinary memory where the engine has no GPU, or one that
+    /// cannot pin memory: `.pinned` tells). Fill and hash it through
+    /// `numpy.asarray(buffer)`.
+    fn pinned_buffer(&self, py: Python<'_>, nbytes: usize) -> PyResult<PyPinnedBuffer> {
+        let engine = self.engine()?;
+        let buffer = py.detach(|| engine.pinned_buffer(nbytes)).map_err(to_py)?;
+        Ok(PyPinnedBuffer::new(buffer))
     }
 
     /// The engine's backend, CPU instruction set, lanes, threads and GPU.
@@ -291,6 +304,51 @@ impl PyEngine {
             Err(_) => "Engine(closed)".to_owned(),
         }
     }
+}
+
+/// `array` as a 2-D C-contiguous `uint8` NumPy array, or the error that
+/// says what to pass instead (`what` names the argument).
+fn uint8_matrix<'py>(
+    array: &Bound<'py, PyAny>,
+    what: &str,
+) -> PyResult<Bound<'py, numpy::PyArray2<u8>>> {
+    let untyped = array.cast::<PyUntypedArray>().map_err(|_| {
+        PyTypeError::new_err(format!(
+            "{what} must be a 2-D numpy.ndarray of uint8, not {}",
+            type_name(array)
+        ))
+    })?;
+    if untyped.ndim() != 2 {
+        return Err(PyValueError::new_err(format!(
+            "{what} must be a 2-D array (one record a row), got {} dimensions: \
+             reshape it to (records, record_size)",
+            untyped.ndim()
+        )));
+    }
+    let typed = untyped.cast::<numpy::PyArray2<u8>>().map_err(|_| {
+        PyTypeError::new_err(format!(
+            "{what} must be uint8, got dtype {}: view the bytes with .view(numpy.uint8)",
+            untyped.dtype()
+        ))
+    })?;
+    // A Fortran-ordered array is contiguous too, but its rows are not its
+    // records: only C order reads each row as one record.
+    if !untyped.is_c_contiguous() {
+        return Err(not_c_contiguous(what));
+    }
+    Ok(typed.clone())
+}
+
+fn not_c_contiguous(what: &str) -> PyErr {
+    PyValueError::new_err(format!(
+        "{what} is not C-contiguous: pass numpy.ascontiguousarray({what})"
+    ))
+}
+
+/// Whether two byte ranges share an address.
+fn addresses_overlap(a: &[u8], b: &[u8]) -> bool {
+    let (a, b) = (a.as_ptr_range(), b.as_ptr_range());
+    !a.is_empty() && !b.is_empty() && a.start < b.end && b.start < a.end
 }
 
 /// The items of a sequence as `bytes`: `bytes` objects themselves, other

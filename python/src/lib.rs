@@ -6,6 +6,7 @@ mod arrow;
 mod engine;
 mod errors;
 mod options;
+mod pinned;
 
 use std::sync::Mutex;
 
@@ -55,6 +56,7 @@ fn check_options(
 #[pymodule]
 fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<PyEngine>()?;
+    module.add_class::<pinned::PyPinnedBuffer>()?;
     module.add_function(wrap_pyfunction!(default_engine, module)?)?;
     module.add_function(wrap_pyfunction!(check_options, module)?)?;
     module.add("__version__", env!("CARGO_PKG_VERSION"))?;

@@ -1,0 +1,81 @@
+//! `blake3_batch.PinnedBuffer`: host memory an engine's GPU copies batches
+//! from where they lie, which Python fills and hashes through NumPy views.
+
+use blake3_batch::PinnedBuffer;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+/// Bytes in pinned host memory of an engine's GPU (ordinary memory where
+/// the engine has none). `numpy.asarray(buffer)` is a writable `uint8`
+/// view of them, which keeps the buffer alive: fill it (`file.readinto`,
+/// `numpy.copyto`), then hash views of it (`hash_records`, or an Arrow
+/// column over it), and the GPU copies records and equal-length blobs of
+/// a multiple of 16 bytes (at most 1 KiB, from a 4-byte boundary) straight
+/// from it, with no core packing them. `hash_records(..., out=view)` into
+/// it lets the GPU write digests there too.
+#[pyclass(name = "PinnedBuffer", module = "blake3_batch", frozen)]
+pub struct PyPinnedBuffer {
+    /// Owned here and never read through Rust references: Python reads and
+    /// writes the bytes through NumPy views of `address`.
+    _buffer: PinnedBuffer,
+    /// Where the bytes start, taken from a mutable borrow so that the
+    /// views may write.
+    address: usize,
+    len: usize,
+    pinned: bool,
+}
+
+impl PyPinnedBuffer {
+    pub fn new(mut buffer: PinnedBuffer) -> PyPinnedBuffer {
+        let pinned = buffer.is_pinned();
+        let len = buffer.len();
+        let address = buffer.as_mut_ptr() as usize;
+        PyPinnedBuffer {
+            _buffer: buffer,
+            address,
+            len,
+            pinned,
+        }
+    }
+}
+
+#[pymethods]
+impl PyPinnedBuffer {
+    /// Whether the bytes are in pinned memory of a GPU (else, ordinary
+    /// memory, hashed as any other).
+    #[getter]
+    fn pinned(&self) -> bool {
+        self.pinned
+    }
+
+    /// The buffer's size in bytes.
+    #[getter]
+    fn nbytes(&self) -> usize {
+        self.len
+    }
+
+    fn __len__(&self) -> usize {
+        self.len
+    }
+
+    /// NumPy's array interface: one dimension of `uint8`, writable. NumPy
+    /// keeps this object as the base of every view, so the memory outlives
+    /// them.
+    #[getter]
+    fn __array_interface__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let interface = PyDict::new(py);
+        interface.set_item("version", 3)?;
+        interface.set_item("shape", (self.len,))?;
+        interface.set_item("typestr", "|u1")?;
+        interface.set_item("data", (self.address, false))?;
+        Ok(interface)
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "PinnedBuffer(nbytes={}, pinned={})",
+            self.len,
+            if self.pinned { "True" } else { "False" }
+        )
+    }
+}
