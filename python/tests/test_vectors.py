@@ -51,6 +51,14 @@ def test_every_vector_through_every_entry_point(engine, mode, vectors):
         got = engine.hash_records(records, **kwargs)
         assert got.shape == (3, 32)
         assert [bytes(row) for row in got] == [want] * 3
+    # The same records written into a pinned buffer of the engine (copied
+    # to its GPU where they lie), their digests into another.
+    for data, want in zip(inputs, expected):
+        records = np.asarray(engine.pinned_buffer(3 * len(data))).reshape(3, len(data))
+        records[:] = np.frombuffer(data, dtype=np.uint8)
+        out = np.asarray(engine.pinned_buffer(3 * 32)).reshape(3, 32)
+        assert engine.hash_records(records, out=out, **kwargs) is out
+        assert [bytes(row) for row in out] == [want] * 3, len(data)
 
 
 @pytest.mark.parametrize("mode", MODES)
