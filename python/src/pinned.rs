@@ -15,26 +15,24 @@ use pyo3::types::PyDict;
 /// it lets the GPU write digests there too.
 #[pyclass(name = "PinnedBuffer", module = "blake3_batch", frozen)]
 pub struct PyPinnedBuffer {
-    /// Owned here and never read through Rust references: Python reads and
-    /// writes the bytes through NumPy views of `address`.
-    _buffer: PinnedBuffer,
+    /// Owned here, its bytes never borrowed again from Rust: Python reads
+    /// and writes them through NumPy views of `address`.
+    buffer: PinnedBuffer,
     /// Where the bytes start, taken from a mutable borrow so that the
     /// views may write.
     address: usize,
+    /// Their length, kept so as not to borrow them to ask.
     len: usize,
-    pinned: bool,
 }
 
 impl PyPinnedBuffer {
     pub fn new(mut buffer: PinnedBuffer) -> PyPinnedBuffer {
-        let pinned = buffer.is_pinned();
         let len = buffer.len();
         let address = buffer.as_mut_ptr() as usize;
         PyPinnedBuffer {
-            _buffer: buffer,
+            buffer,
             address,
             len,
-            pinned,
         }
     }
 }
@@ -45,7 +43,7 @@ impl PyPinnedBuffer {
     /// memory, hashed as any other).
     #[getter]
     fn pinned(&self) -> bool {
-        self.pinned
+        self.buffer.is_pinned()
     }
 
     /// The buffer's size in bytes.
@@ -75,7 +73,11 @@ impl PyPinnedBuffer {
         format!(
             "PinnedBuffer(nbytes={}, pinned={})",
             self.len,
-            if self.pinned { "True" } else { "False" }
+            if self.buffer.is_pinned() {
+                "True"
+            } else {
+                "False"
+            }
         )
     }
 }
