@@ -1,7 +1,7 @@
 // Blobs that already live in the caller's GPU buffers: packed bytes with
 // Arrow-style offsets (u32 or u64), or fixed-size records, at any byte
-// offset. One invocation per blob of at most 1024 bytes. Follows
-// compress.wgsl in one module.
+// offset. One invocation per blob of at most 1024 bytes, read through
+// unaligned.wgsl. Follows compress.wgsl and unaligned.wgsl in one module.
 //
 // `check_packed` runs first, in a pass of its own: it flags offsets that
 // decrease, run past the data or give a blob over 1024 bytes, and keeps the
@@ -43,8 +43,6 @@ const TOO_LONG: u32 = 4u;
 @group(0) @binding(2) var<storage, read> bytes: array<u32>;
 @group(0) @binding(3) var<storage, read_write> out: array<vec4<u32>>;
 @group(0) @binding(4) var<storage, read_write> status: array<atomic<u32>, 2>;
-// The same bytes as `bytes`, for blocks that start on 16 bytes.
-@group(0) @binding(5) var<storage, read> quads: array<vec4<u32>>;
 
 // What `check_packed` found, read once per workgroup rather than by every
 // invocation.
@@ -88,79 +86,22 @@ fn check_packed(@builtin(global_invocation_id) id: vec3<u32>) {
     }
 }
 
-// Four bytes from byte `at`, which need not be a multiple of 4.
-fn word_at(at: u32) -> u32 {
-    let word = at >> 2u;
-    let shift = (at & 3u) * 8u;
-    let low = bytes[word];
-    if shift == 0u {
-        return low;
-    }
-    return (low >> shift) | (bytes[word + 1u] << (32u - shift));
-}
-
-// Message word `i` of a blob whose block starts at byte `at` with `left`
-// bytes of the blob from there on: zero-padded past the blob's end. The
-// word is read even where it lies past the blob (a read past the binding
-// is clamped by the API) and masked: no branch on where the blob ends.
-fn message_word(at: u32, left: u32, i: u32) -> u32 {
-    let used = 4u * i;
-    let word = word_at(at + used);
-    let remaining = select(0u, left - used, left > used);
-    if remaining >= 4u {
-        return word;
-    }
-    return word & ((1u << (8u * remaining)) - 1u);
-}
-
-// A block with `left` bytes of the blob from byte `at` (the last block when
-// under 64).
-fn load_block(at: u32, left: u32) -> Block {
-    if left >= 64u {
-        return load_full_block(at);
-    }
-    return Block(
-        vec4(message_word(at, left, 0u), message_word(at, left, 1u), message_word(at, left, 2u), message_word(at, left, 3u)),
-        vec4(message_word(at, left, 4u), message_word(at, left, 5u), message_word(at, left, 6u), message_word(at, left, 7u)),
-        vec4(message_word(at, left, 8u), message_word(at, left, 9u), message_word(at, left, 10u), message_word(at, left, 11u)),
-        vec4(message_word(at, left, 12u), message_word(at, left, 13u), message_word(at, left, 14u), message_word(at, left, 15u)),
-    );
-}
-
-// A whole block of 64 bytes from byte `at`.
-fn load_full_block(at: u32) -> Block {
-    if (at & 15u) == 0u {
-        let q = at >> 4u;
-        return Block(quads[q], quads[q + 1u], quads[q + 2u], quads[q + 3u]);
-    }
-    if (at & 3u) == 0u {
-        let w = at >> 2u;
-        return Block(
-            vec4(bytes[w], bytes[w + 1u], bytes[w + 2u], bytes[w + 3u]),
-            vec4(bytes[w + 4u], bytes[w + 5u], bytes[w + 6u], bytes[w + 7u]),
-            vec4(bytes[w + 8u], bytes[w + 9u], bytes[w + 10u], bytes[w + 11u]),
-            vec4(bytes[w + 12u], bytes[w + 13u], bytes[w + 14u], bytes[w + 15u]),
-        );
-    }
-    return Block(
-        vec4(word_at(at), word_at(at + 4u), word_at(at + 8u), word_at(at + 12u)),
-        vec4(word_at(at + 16u), word_at(at + 20u), word_at(at + 24u), word_at(at + 28u)),
-        vec4(word_at(at + 32u), word_at(at + 36u), word_at(at + 40u), word_at(at + 44u)),
-        vec4(word_at(at + 48u), word_at(at + 52u), word_at(at + 56u), word_at(at + 60u)),
-    );
+// The 64 bytes from byte `at`: the 17 words that hold them, funnelled
+// (unaligned.wgsl). Words, not vec4s: the caller's buffer need not hold a
+// whole number of them.
+fn block_at(at: u32) -> Block {
+    let w = at >> 2u;
+    let s = (at & 3u) * 8u;
+    let a = vec4(bytes[w], bytes[w + 1u], bytes[w + 2u], bytes[w + 3u]);
+    let b = vec4(bytes[w + 4u], bytes[w + 5u], bytes[w + 6u], bytes[w + 7u]);
+    let c = vec4(bytes[w + 8u], bytes[w + 9u], bytes[w + 10u], bytes[w + 11u]);
+    let d = vec4(bytes[w + 12u], bytes[w + 13u], bytes[w + 14u], bytes[w + 15u]);
+    let e = bytes[w + 16u];
+    return Block(funnel4(a, b.x, s), funnel4(b, c.x, s), funnel4(c, d.x, s), funnel4(d, e, s));
 }
 
 fn hash_bytes(index: u32, start: u32, len: u32) {
-    var cv = Cv(bp.key[0], bp.key[1]);
-    let blocks = max(1u, (len + 63u) / 64u);
-    var flags = bp.base_flags | CHUNK_START;
-    for (var block = 0u; block + 1u < blocks; block++) {
-        cv = compress(cv, load_full_block(start + 64u * block), 0u, 64u, flags);
-        flags = bp.base_flags;
-    }
-    let last = blocks - 1u;
-    let left = len - 64u * last;
-    cv = compress(cv, load_block(start + 64u * last, left), 0u, left, flags | CHUNK_END | ROOT);
+    let cv = blob_cv_at(Cv(bp.key[0], bp.key[1]), bp.base_flags, start, len);
     out[2u * index] = cv.low;
     out[2u * index + 1u] = cv.high;
 }

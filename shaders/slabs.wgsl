@@ -2,7 +2,9 @@
 // chunk) is one invocation, whose hash is its chunk's root compression.
 // A longer blob is a tree: one invocation per chunk (`hash_chunks`), then
 // one dispatch per level of parents (`hash_parents`), the last writing its
-// digest. Follows compress.wgsl in one module.
+// digest. Packed input may instead be copied as it lies (`hash_verbatim`,
+// `hash_verbatim_chunks`), its blobs read at any byte through
+// unaligned.wgsl. Follows compress.wgsl and unaligned.wgsl in one module.
 //
 // The Rust mirrors of these bindings live in src/gpu/layout.rs, and the
 // jobs of long blobs are planned in src/gpu/tree.rs; keep them in step
@@ -30,7 +32,8 @@ struct Level {
 
 // hash_table: one entry per blob: where its bytes start in `data`, in vec4s
 // (every blob starts on 16 bytes, its last vec4 zero-padded), and its length
-// in bytes. `hash_table` hashes the blobs of at most 1024 bytes; the chunk
+// in bytes. hash_verbatim: where they start in bytes (as they lay in the
+// caller's memory, unpadded), and the length. `hash_table` hashes the blobs of at most 1024 bytes; the chunk
 // and parent jobs hash longer ones; a length of SKIP marks a blob hashed by
 // the CPU (larger than a slab).
 const SKIP: u32 = 0xffffffffu;
@@ -43,13 +46,44 @@ const NOT_ROOT: u32 = 0xffffffffu;
 @group(0) @binding(1) var<storage, read> table: array<vec2<u32>>;
 @group(0) @binding(2) var<storage, read> data: array<vec4<u32>>;
 @group(0) @binding(3) var<storage, read_write> digests: array<vec4<u32>>;
-// Chunk jobs: (first vec4 in `data`, length in bytes, chunk counter, cv slot).
+// Chunk jobs: (first vec4 in `data`, or first byte for
+// `hash_verbatim_chunks`, length in bytes, chunk counter, cv slot).
 // Parent jobs: (left cv slot, right cv slot, digest slot or NOT_ROOT, 0).
 @group(0) @binding(4) var<storage, read> jobs: array<vec4<u32>>;
 // Chaining values of chunks and parents, two vec4s each. A parent takes
 // its left child's slot, so a level never reads what it writes.
 @group(0) @binding(5) var<storage, read_write> cvs: array<vec4<u32>>;
 @group(0) @binding(6) var<storage, read> level: Level;
+
+// Words `r..r + 4` of the eight words `a`, `b`, for `r` in 0..=3, without
+// a branch (unaligned.wgsl says why).
+fn words_from(a: vec4<u32>, b: vec4<u32>, r: u32) -> vec4<u32> {
+    let one = vec4(a.y, a.z, a.w, b.x);
+    let two = vec4(a.z, a.w, b.x, b.y);
+    let three = vec4(a.w, b.x, b.y, b.z);
+    return select(select(a, one, r == 1u), select(two, three, r == 3u), r >= 2u);
+}
+
+// The 64 bytes from byte `at` of a verbatim slab's data (unaligned.wgsl):
+// the five vec4s that hold them, shifted by whole words, then funnelled by
+// bytes. Five loads of 16 bytes rather than 17 of 4: on lavapipe, where
+// every load gathers from eight lanes, words hashed mixed lengths at half
+// the rate.
+fn block_at(at: u32) -> Block {
+    let q = at >> 4u;
+    let r = (at >> 2u) & 3u;
+    let s = (at & 3u) * 8u;
+    let q0 = data[q];
+    let q1 = data[q + 1u];
+    let q2 = data[q + 2u];
+    let q3 = data[q + 3u];
+    let q4 = data[q + 4u];
+    let w0 = words_from(q0, q1, r);
+    let w1 = words_from(q1, q2, r);
+    let w2 = words_from(q2, q3, r);
+    let w3 = words_from(q3, q4, r);
+    return Block(funnel4(w0, w1.x, s), funnel4(w1, w2.x, s), funnel4(w2, w3.x, s), funnel4(w3, q4[r], s));
+}
 
 fn load_block(at: u32) -> Block {
     return Block(data[at], data[at + 1u], data[at + 2u], data[at + 3u]);
@@ -120,6 +154,27 @@ fn hash_records(@builtin(global_invocation_id) id: vec3<u32>) {
     write_digest(index, chunk_cv(index * params.record_stride, params.record_len, 0u, CHUNK_END | ROOT));
 }
 
+// Blobs of any lengths as they lay in the caller's memory, found through
+// `table` in bytes; as `hash_table`, those over one chunk are left to the
+// chunk and parent jobs (or the CPU).
+@compute @workgroup_size(workgroup_size)
+fn hash_verbatim(@builtin(global_invocation_id) id: vec3<u32>) {
+    let index = id.x;
+    if index >= params.count {
+        return;
+    }
+    let entry = table[index];
+    if entry.y > 1024u {
+        return;
+    }
+    write_digest(index, blob_cv_at(Cv(params.key[0], params.key[1]), params.base_flags, entry.x, entry.y));
+}
+
+fn write_cv(slot: u32, cv: Cv) {
+    cvs[2u * slot] = cv.low;
+    cvs[2u * slot + 1u] = cv.high;
+}
+
 // Every chunk of the long blobs: its chaining value into its slot.
 @compute @workgroup_size(workgroup_size)
 fn hash_chunks(@builtin(global_invocation_id) id: vec3<u32>) {
@@ -127,9 +182,18 @@ fn hash_chunks(@builtin(global_invocation_id) id: vec3<u32>) {
         return;
     }
     let job = jobs[level.first + id.x];
-    let cv = chunk_cv(job.x, job.y, job.z, CHUNK_END);
-    cvs[2u * job.w] = cv.low;
-    cvs[2u * job.w + 1u] = cv.high;
+    write_cv(job.w, chunk_cv(job.x, job.y, job.z, CHUNK_END));
+}
+
+// The same, for chunks whose jobs give their first byte, not vec4.
+@compute @workgroup_size(workgroup_size)
+fn hash_verbatim_chunks(@builtin(global_invocation_id) id: vec3<u32>) {
+    if id.x >= level.count {
+        return;
+    }
+    let job = jobs[level.first + id.x];
+    let key = Cv(params.key[0], params.key[1]);
+    write_cv(job.w, chunk_cv_at(key, params.base_flags, job.x, job.y, job.z, CHUNK_END));
 }
 
 // One level of parents: each joins two chaining values of the level below;
@@ -143,9 +207,7 @@ fn hash_parents(@builtin(global_invocation_id) id: vec3<u32>) {
     let m = Block(cvs[2u * job.x], cvs[2u * job.x + 1u], cvs[2u * job.y], cvs[2u * job.y + 1u]);
     let key = Cv(params.key[0], params.key[1]);
     if job.z == NOT_ROOT {
-        let cv = compress(key, m, 0u, 64u, params.base_flags | PARENT);
-        cvs[2u * job.x] = cv.low;
-        cvs[2u * job.x + 1u] = cv.high;
+        write_cv(job.x, compress(key, m, 0u, 64u, params.base_flags | PARENT));
     } else {
         write_digest(job.z, compress(key, m, 0u, 64u, params.base_flags | PARENT | ROOT));
     }

@@ -364,9 +364,9 @@ impl Engine {
     }
 
     /// Where this batch of packed blobs would run, as [`plan`](Self::plan)
-    /// says, knowing where it lies: the GPU copies blobs of one length
-    /// from a [`PinnedBuffer`] without packing them, which changes the
-    /// plan. The offsets are not checked.
+    /// says, knowing where it lies: the GPU copies packed blobs from a
+    /// [`PinnedBuffer`] without packing them, which changes the plan. The
+    /// offsets are not checked.
     pub fn plan_packed<O: Offset>(&self, data: &[u8], offsets: &[O]) -> Plan {
         self.plan_where(
             &packed_shape(offsets),
@@ -645,8 +645,8 @@ impl Engine {
     }
 
     /// A zeroed buffer of `len` bytes for batches, in pinned host memory of
-    /// the engine's GPU, which copies records and equal-length packed blobs
-    /// from there without packing them ([`PinnedBuffer`]); ordinary memory
+    /// the engine's GPU, which copies records and packed blobs from there
+    /// without packing them ([`PinnedBuffer`]); ordinary memory
     /// where the engine has no GPU or its GPU cannot pin memory for it.
     ///
     /// Fails with [`ErrorKind::OutOfMemory`] when it is more than the
@@ -799,25 +799,18 @@ impl Engine {
     }
 
     /// Whether packed blobs may be copied by the GPU from a pinned buffer
-    /// where they lie, judged before the offsets are checked: the first
-    /// blob's length, times the count, spans the blobs' bytes, and the GPU
-    /// would copy blobs of that length from there (the plan that follows
-    /// checks the offsets, then decides exactly).
+    /// where they lie, judged before the offsets are checked: the bytes
+    /// from the first offset to the last lie in one (the plan that follows
+    /// checks the offsets).
     pub(crate) fn may_copy_in_place<O: Offset>(&self, data: &[u8], offsets: &[O]) -> bool {
-        let (Some(gpu), [first, second, .., last]) = (&self.inner.gpu, offsets) else {
+        let (Some(gpu), [first, .., last]) = (&self.inner.gpu, offsets) else {
             return false;
         };
-        let (first, second, last) = (first.to_u64(), second.to_u64(), last.to_u64());
-        let len = second.wrapping_sub(first);
-        let spans = len.checked_mul(offsets.len() as u64 - 1) == Some(last.wrapping_sub(first));
-        let bytes = usize::try_from(first)
+        let bytes = usize::try_from(first.to_u64())
             .ok()
-            .zip(usize::try_from(last).ok())
+            .zip(usize::try_from(last.to_u64()).ok())
             .and_then(|(first, last)| data.get(first..last));
-        match (spans, bytes, usize::try_from(len)) {
-            (true, Some(bytes), Ok(len)) => gpu.copies_in_place_as(bytes, len),
-            _ => false,
-        }
+        bytes.is_some_and(|bytes| gpu.copies_in_place_from(bytes))
     }
 
     /// Where Auto runs a batch of `count` blobs: the fixed share if one was

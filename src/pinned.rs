@@ -9,15 +9,18 @@ use crate::error::{Error, ErrorKind};
 /// A byte buffer for batches, in pinned host memory of an engine's GPU
 /// where it has one ([`Engine::pinned_buffer`](crate::Engine::pinned_buffer)).
 ///
-/// Hashing records, or packed blobs of one length, that lie in it (any
-/// slice of it) skips the packing of slabs, the step that holds batches in
+/// Hashing records, or packed blobs of any lengths, that lie in it (any
+/// slice of it) skips the copying of slabs, the step that holds batches in
 /// ordinary memory to a fraction of the bus: the GPU copies each slab
-/// straight from the buffer. That needs blobs of a multiple of 16 bytes, at
-/// most 1 KiB, starting on a 4-byte boundary of the buffer; any other
-/// batch in it is hashed as it would be from a `Vec`. So are all batches
-/// where the engine has no GPU, or one that cannot pin host memory (other
-/// than Vulkan, or the direct upload): the buffer is then ordinary memory,
-/// which [`is_pinned`](Self::is_pinned) tells.
+/// straight from the buffer. Records of a multiple of 16 bytes up to 1 KiB
+/// from a 4-byte boundary need nothing else; other packed blobs need a
+/// table of where each starts (8 bytes a blob, written by the CPU). Blobs
+/// given as slices are hashed as they would be from a `Vec`, and so are
+/// packed blobs of which over an eighth of the bytes belong to blobs the
+/// GPU leaves to the CPU (in a split). So are all batches where the engine
+/// has no GPU, or one that cannot pin host memory (other than Vulkan, or
+/// the direct upload): the buffer is then ordinary memory, which
+/// [`is_pinned`](Self::is_pinned) tells.
 ///
 /// It derefs to `[u8]`: fill it like a slice (reading files into it, say),
 /// then pass it, or a slice of it, to the engine's hash calls. It is

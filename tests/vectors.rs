@@ -99,6 +99,48 @@ fn all_vectors_in_one_mixed_batch_through_every_layout() {
     }
 }
 
+/// The same batch in each engine's pinned buffer, from every byte of a
+/// word: the GPU copies it verbatim from where it lies.
+#[test]
+fn all_vectors_in_one_mixed_batch_from_pinned_memory() {
+    let vectors = vectors();
+    let modes = [
+        Mode::Hash,
+        Mode::KeyedHash(&vectors.key),
+        Mode::DeriveKey(&vectors.context),
+    ];
+    let inputs: Vec<Vec<u8>> = vectors
+        .cases
+        .iter()
+        .map(|case| vector_input(case.input_len))
+        .collect();
+    for (name, engine) in all_engines() {
+        for lead in 0..4 {
+            let (data, offsets) = pack(&inputs, lead);
+            let mut pinned = engine.pinned_buffer(data.len()).unwrap();
+            pinned.copy_from_slice(&data);
+            let mode = modes[lead % modes.len()];
+            let mut out = vec![[0u8; 32]; inputs.len()];
+            engine
+                .hash_packed_into(mode, &pinned, &offsets, &mut out)
+                .unwrap();
+            let what = format!("{name}, from byte {lead}, {mode:?}");
+            for (case, digest) in vectors.cases.iter().zip(&out) {
+                assert_eq!(
+                    *digest,
+                    case.expected(mode),
+                    "{what}: len {}",
+                    case.input_len
+                );
+            }
+            if pinned.is_pinned() {
+                let timings = engine.last_gpu_timings().expect("a GPU engine");
+                assert!(timings.bytes_in_place > 0, "{what}: {timings:?}");
+            }
+        }
+    }
+}
+
 #[test]
 fn every_vector_as_a_batch_of_fixed_size_records() {
     let vectors = vectors();

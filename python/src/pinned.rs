@@ -9,10 +9,10 @@ use pyo3::types::PyDict;
 /// the engine has none). `numpy.asarray(buffer)` is a writable `uint8`
 /// view of them, which keeps the buffer alive: fill it (`file.readinto`,
 /// `numpy.copyto`), then hash views of it (`hash_records`, or an Arrow
-/// column over it), and the GPU copies records and equal-length blobs of
-/// a multiple of 16 bytes (at most 1 KiB, from a 4-byte boundary) straight
-/// from it, with no core packing them. `hash_records(..., out=view)` into
-/// it lets the GPU write digests there too.
+/// column over it), and the GPU copies the rows straight from it, with no
+/// core packing them (only a table of where each starts, where they are
+/// not records of a multiple of 16 bytes up to 1 KiB). `hash_records(...,
+/// out=view)` into it lets the GPU write digests there too.
 #[pyclass(name = "PinnedBuffer", module = "blake3_batch", frozen)]
 pub struct PyPinnedBuffer {
     /// Owned here, its bytes never borrowed again from Rust: Python reads

@@ -73,7 +73,7 @@ impl Gpu {
         match *self {}
     }
 
-    pub(crate) fn copies_in_place_as(&self, _bytes: &[u8], _len: usize) -> bool {
+    pub(crate) fn copies_in_place_from(&self, _bytes: &[u8]) -> bool {
         match *self {}
     }
 

@@ -14,7 +14,7 @@ use super::faults::{strikes, GpuFault, GpuFaultStage as Stage, Injector};
 use super::host_memory::HostBuffer;
 use super::info::{GpuInfo, GpuTimings};
 use super::layout;
-use super::pack::{self, Packed, SlabLayout};
+use super::pack::{self, Packed};
 use super::pinned::{addresses, InPlace, PinnedMemory, Registry};
 use super::settings::{DeviceSettings, GpuUpload};
 use super::slab::{Slab, SlabPlan, SLABS};
@@ -260,19 +260,18 @@ impl Gpu {
     }
 
     /// Whether the slabs would copy all of `source` from a pinned buffer
-    /// where it lies, packing nothing.
+    /// where it lies, packing nothing but a table: packed blobs (records
+    /// too) whose bytes lie in one.
     pub(crate) fn copies_in_place<S: BlobSource>(&self, source: &S) -> bool {
         source
-            .back_to_back(0, source.count())
-            .is_some_and(|(bytes, len)| self.copies_in_place_as(bytes, len))
+            .contiguous_bytes(0, source.count())
+            .is_some_and(|bytes| self.copies_in_place_from(bytes))
     }
 
-    /// Whether the slabs would copy `bytes`, blobs of `len` bytes back to
-    /// back, from a pinned buffer where they lie.
-    pub(crate) fn copies_in_place_as(&self, bytes: &[u8], len: usize) -> bool {
-        self.device.upload != GpuUpload::Direct
-            && pack::fits_in_place(bytes, len, self.max_blob())
-            && self.holds_pinned(bytes)
+    /// Whether the slabs would copy packed blobs whose bytes are `bytes`
+    /// from a pinned buffer where they lie.
+    pub(crate) fn copies_in_place_from(&self, bytes: &[u8]) -> bool {
+        self.device.upload != GpuUpload::Direct && !bytes.is_empty() && self.holds_pinned(bytes)
     }
 
     /// The pinned buffer `out`'s slots lie in, from a 4-byte boundary of
@@ -415,9 +414,9 @@ impl Gpu {
                 timings.gpu_blobs += packed.blobs.len();
                 timings.bytes_uploaded += packed.data_bytes
                     + packed.job_bytes
-                    + match packed.layout {
-                        SlabLayout::Table => packed.count() * layout::ENTRY_BYTES,
-                        SlabLayout::Records { .. } => 0,
+                    + match packed.layout.has_table() {
+                        true => packed.count() * layout::ENTRY_BYTES,
+                        false => 0,
                     };
                 if packed.in_place.is_some() {
                     timings.bytes_in_place += packed.data_bytes;

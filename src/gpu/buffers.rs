@@ -557,12 +557,6 @@ fn record(
             bind(2, plan.data, 0, plan.data_binding.max(4)),
             bind(3, target.buffer, target.offset, digest_bytes),
             bind(4, &scratch.status, 0, 8),
-            // The data again, read 16 bytes at a time where blocks allow
-            // (a buffer too small for one load binds the placeholder).
-            match plan.data_binding / 16 * 16 {
-                0 => bind(5, offsets, 0, offsets_size / 16 * 16),
-                quads => bind(5, plan.data, 0, quads),
-            },
         ],
     });
     let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {

@@ -9,6 +9,7 @@ use super::info::GpuInfo;
 use super::layout::{
     buffer_shader, slab_shader, CHECK_PACKED_ENTRY, CHUNKS_ENTRY, DEFAULT_WORKGROUP_SIZE,
     HASH_BUFFER_RECORDS_ENTRY, HASH_PACKED_ENTRY, PARENTS_ENTRY, RECORDS_ENTRY, TABLE_ENTRY,
+    VERBATIM_CHUNKS_ENTRY, VERBATIM_ENTRY,
 };
 use super::settings::{DeviceSettings, GpuUpload};
 use crate::error::{Error, ErrorKind};
@@ -42,8 +43,12 @@ pub(crate) struct GpuDevice {
     pub table_pipeline: wgpu::ComputePipeline,
     /// `hash_records`: blobs of one length at a fixed stride.
     pub records_pipeline: wgpu::ComputePipeline,
-    /// `hash_chunks` and `hash_parents`: blobs over one chunk, as trees.
+    /// `hash_verbatim`: blobs as they lay in packed input, through a table.
+    pub verbatim_pipeline: wgpu::ComputePipeline,
+    /// `hash_chunks` (or `hash_verbatim_chunks`) and `hash_parents`: blobs
+    /// over one chunk, as trees.
     pub chunks_pipeline: wgpu::ComputePipeline,
+    pub verbatim_chunks_pipeline: wgpu::ComputePipeline,
     pub parents_pipeline: wgpu::ComputePipeline,
     pub bind_layout: wgpu::BindGroupLayout,
     /// The pipelines over the caller's buffers.
@@ -209,7 +214,7 @@ impl GpuDevice {
             &device,
             &[read, read, read, write, read, write, (storage(true), true)],
         );
-        let buffer_layout = layout_of(&device, &[read, read, read, write, write, read]);
+        let buffer_layout = layout_of(&device, &[read, read, read, write, write]);
         let constants = [("workgroup_size", f64::from(workgroup_size))];
         let pipelines = |source: String, layout: &wgpu::BindGroupLayout, entries: &[&str]| {
             let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
@@ -238,13 +243,21 @@ impl GpuDevice {
                 })
                 .collect::<Vec<_>>()
         };
-        let [table_pipeline, records_pipeline, chunks_pipeline, parents_pipeline] = pipelines(
-            slab_shader(),
-            &bind_layout,
-            &[TABLE_ENTRY, RECORDS_ENTRY, CHUNKS_ENTRY, PARENTS_ENTRY],
-        )
-        .try_into()
-        .unwrap_or_else(|_| unreachable!("four entries, four pipelines"));
+        let [table_pipeline, records_pipeline, verbatim_pipeline, chunks_pipeline, verbatim_chunks_pipeline, parents_pipeline] =
+            pipelines(
+                slab_shader(),
+                &bind_layout,
+                &[
+                    TABLE_ENTRY,
+                    RECORDS_ENTRY,
+                    VERBATIM_ENTRY,
+                    CHUNKS_ENTRY,
+                    VERBATIM_CHUNKS_ENTRY,
+                    PARENTS_ENTRY,
+                ],
+            )
+            .try_into()
+            .unwrap_or_else(|_| unreachable!("six entries, six pipelines"));
         let [check_packed, hash_packed, hash_records] = pipelines(
             buffer_shader(),
             &buffer_layout,
@@ -268,7 +281,9 @@ impl GpuDevice {
             queue,
             table_pipeline,
             records_pipeline,
+            verbatim_pipeline,
             chunks_pipeline,
+            verbatim_chunks_pipeline,
             parents_pipeline,
             bind_layout,
             buffers: BufferPipelines {

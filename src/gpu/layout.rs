@@ -6,15 +6,29 @@ use crate::mode::ModeWords;
 /// The compression shared by both shaders (`shaders/compress.wgsl`).
 const COMPRESS: &str = include_str!("../../shaders/compress.wgsl");
 
-/// The shader over the CPU's slabs: the compression, then its entry points.
+/// The shader over the CPU's slabs: the compression, the unaligned reads,
+/// then its entry points.
 pub(crate) fn slab_shader() -> String {
-    [COMPRESS, include_str!("../../shaders/slabs.wgsl")].concat()
+    [
+        COMPRESS,
+        UNALIGNED,
+        include_str!("../../shaders/slabs.wgsl"),
+    ]
+    .concat()
 }
 
-/// The shader over the caller's buffers: the compression, then its entry
-/// points.
+/// Reading blobs that start at any byte (`shaders/unaligned.wgsl`).
+const UNALIGNED: &str = include_str!("../../shaders/unaligned.wgsl");
+
+/// The shader over the caller's buffers: the compression, the unaligned
+/// reads, then its entry points.
 pub(crate) fn buffer_shader() -> String {
-    [COMPRESS, include_str!("../../shaders/buffers.wgsl")].concat()
+    [
+        COMPRESS,
+        UNALIGNED,
+        include_str!("../../shaders/buffers.wgsl"),
+    ]
+    .concat()
 }
 
 /// `buffers.wgsl`'s entry points.
@@ -38,8 +52,14 @@ pub(crate) const TABLE_ENTRY: &str = "hash_table";
 /// The shader's entry point for blobs of one length at a fixed stride.
 pub(crate) const RECORDS_ENTRY: &str = "hash_records";
 
-/// The shader's entry points for blobs over one chunk (`tree.rs`).
+/// The shader's entry point for blobs as they lay in packed input, found
+/// through the table in bytes.
+pub(crate) const VERBATIM_ENTRY: &str = "hash_verbatim";
+
+/// The shader's entry points for blobs over one chunk (`tree.rs`): chunks
+/// padded to loads, chunks as they lay, and parents.
 pub(crate) const CHUNKS_ENTRY: &str = "hash_chunks";
+pub(crate) const VERBATIM_CHUNKS_ENTRY: &str = "hash_verbatim_chunks";
 pub(crate) const PARENTS_ENTRY: &str = "hash_parents";
 
 /// Bytes the shader loads at once (a `vec4<u32>`): every blob starts on a
@@ -68,7 +88,9 @@ pub(crate) const CV_BYTES: u64 = 32;
 /// Bytes of the shader's `Level` (first job, job count).
 pub(crate) const LEVEL_BYTES: u64 = 8;
 
-/// Bytes of one table entry: `(word_offset, len)` as two `u32`.
+/// Bytes of one table entry: `(offset, len)` as two `u32`, the offset in
+/// loads ([`SlabLayout::Table`](super::pack::SlabLayout)) or in bytes
+/// (`Verbatim`).
 pub(crate) const ENTRY_BYTES: u64 = 8;
 
 /// Bytes of one digest in the output buffer.
@@ -166,10 +188,11 @@ impl BufferParams {
 }
 
 /// One table entry's bytes: where the blob starts in the data buffer (in
-/// [`LOAD_BYTES`]) and its length in bytes (or [`SKIP`]).
-pub(crate) fn entry_bytes(load_offset: u32, len: u32) -> [u8; 8] {
+/// [`LOAD_BYTES`], or in bytes for verbatim slabs) and its length in bytes
+/// (or [`SKIP`]).
+pub(crate) fn entry_bytes(offset: u32, len: u32) -> [u8; 8] {
     let mut bytes = [0u8; 8];
-    bytes[..4].copy_from_slice(&load_offset.to_le_bytes());
+    bytes[..4].copy_from_slice(&offset.to_le_bytes());
     bytes[4..].copy_from_slice(&len.to_le_bytes());
     bytes
 }
@@ -192,7 +215,14 @@ mod tests {
         assert!(slabs.contains("const SKIP: u32 = 0xffffffffu;"));
         assert!(slabs.contains("const NOT_ROOT: u32 = 0xffffffffu;"));
         assert_eq!(NOT_ROOT, 0xffff_ffff);
-        for entry in [TABLE_ENTRY, RECORDS_ENTRY, CHUNKS_ENTRY, PARENTS_ENTRY] {
+        for entry in [
+            TABLE_ENTRY,
+            RECORDS_ENTRY,
+            VERBATIM_ENTRY,
+            CHUNKS_ENTRY,
+            VERBATIM_CHUNKS_ENTRY,
+            PARENTS_ENTRY,
+        ] {
             assert!(slabs.contains(&format!("fn {entry}(")), "{entry}");
         }
         for entry in [

@@ -6,26 +6,41 @@
 //! Blobs of one length of at most one chunk laid back to back (records,
 //! equal-length packed blobs) go without a table: the shader finds blob `i`
 //! at `i` strides, and where the length is a whole number of loads the
-//! slab's data is one copy of the input's bytes. Blobs over one chunk get
-//! the jobs of their trees too (`tree.rs`).
+//! slab's data is one copy of the input's bytes. Other packed blobs are
+//! copied as they lie, in one copy (or none, from a pinned buffer), with a
+//! table of where each starts; only blobs given one by one are copied one
+//! by one, each padded to a load. Blobs over one chunk get the jobs of
+//! their trees too (`tree.rs`).
 
 use std::ops::Range;
 
 use wgpu::WriteOnly;
 
 use super::layout::{entry_bytes, padded_len, ENTRY_BYTES, LOAD_BYTES, MAX_ONE_INVOCATION, SKIP};
+use super::pinned::InPlace;
 use super::slab::SlabPlan;
-use super::tree::{self, Level, LongBlob};
+use super::tree::{self, Level, LongBlob, Unit};
 use crate::blobs::BlobSource;
 use crate::cpu::batch::Threads;
 
 /// How the shader finds a slab's blobs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum SlabLayout {
-    /// Through the table: one `(load offset, length)` entry per blob.
+    /// Through the table: one `(load offset, length)` entry per blob, each
+    /// blob padded to a whole load.
     Table,
     /// Every blob `len` bytes, blob `i` at load `i * stride`.
     Records { len: u32, stride: u32 },
+    /// As the blobs lay in the caller's packed memory: through the table,
+    /// one `(byte offset, length)` entry per blob.
+    Verbatim,
+}
+
+impl SlabLayout {
+    /// Whether the shader finds the blobs through the table.
+    pub(crate) fn has_table(self) -> bool {
+        !matches!(self, SlabLayout::Records { .. })
+    }
 }
 
 /// What one packing step put into a slab.
@@ -46,14 +61,20 @@ pub(crate) struct Packed {
     /// Bytes of those trees' jobs.
     pub job_bytes: u64,
     /// The addresses of the caller's bytes the slab's data is copied from
-    /// where they lie, in a pinned buffer ([`records_in_place`]); `None`
-    /// where it was packed.
+    /// where they lie, in a pinned buffer ([`records_in_place`], or
+    /// verbatim); `None` where it was packed.
     pub in_place: Option<Range<usize>>,
 }
 
 impl Packed {
     pub(crate) fn count(&self) -> u64 {
         self.blobs.len() as u64
+    }
+
+    /// Whether the slab wrote its staging buffer (all but records copied
+    /// from where they lie wrote at least a table there).
+    pub(crate) fn staged(&self) -> bool {
+        self.in_place.is_none() || self.layout.has_table()
     }
 }
 
@@ -69,6 +90,20 @@ const TABLE_PIECE_BYTES: usize = 4 << 20;
 /// Bytes a thread copies as one piece of a records slab.
 const RECORDS_PIECE_BYTES: usize = 4 << 20;
 
+/// Blobs a thread scans, and writes the table entries of, as one piece of
+/// a verbatim slab.
+const VERBATIM_PIECE_BLOBS: usize = 16 * 1024;
+
+/// A verbatim slab is not worth its upload where more than this share of
+/// its bytes belong to blobs it leaves to the CPU: the table layout leaves
+/// them out.
+const VERBATIM_MOST_SKIPPED: f64 = 0.125;
+
+/// Bytes a verbatim slab keeps free at each end of its data, for the bytes
+/// before and after the blobs that a copy from a pinned buffer takes along
+/// (the GPU copies whole words).
+const COPY_SLACK: usize = 4;
+
 /// The parts of a slab's mapped staging buffer.
 pub(crate) struct SlabView<'a> {
     pub table: WriteOnly<'a, [u8]>,
@@ -78,7 +113,8 @@ pub(crate) struct SlabView<'a> {
 
 /// Packs blobs from `start` on into a slab's staging buffer until the slab
 /// or the batch is full, leaving blobs over `max_blob` bytes (at most the
-/// slab's data) to the CPU.
+/// slab's data) to the CPU. Packed blobs that lie in the pinned buffer
+/// `in_place` are left there for the GPU to copy, their table packed.
 pub(crate) fn pack<S: BlobSource>(
     source: &S,
     start: usize,
@@ -86,14 +122,104 @@ pub(crate) fn pack<S: BlobSource>(
     max_blob: usize,
     view: SlabView<'_>,
     threads: Threads,
+    in_place: Option<&InPlace>,
 ) -> Packed {
     let end = source.count().min(start + plan.entries as usize);
-    match source.back_to_back(start, end) {
-        Some((bytes, len)) if len <= MAX_ONE_INVOCATION.min(max_blob) => {
-            pack_records(bytes, len, start, end, plan, view.data, threads)
+    if let Some((bytes, len)) = source.back_to_back(start, end) {
+        // Records a pinned buffer holds that the slab cannot copy as
+        // records (`records_in_place`) are copied verbatim instead.
+        let pinned = in_place.is_some_and(|place| place.holds(bytes));
+        if len <= MAX_ONE_INVOCATION.min(max_blob) && !pinned {
+            return pack_records(bytes, len, start, end, plan, view.data, threads);
         }
-        _ => pack_table(source, start..end, plan, max_blob, view, threads),
     }
+    match verbatim_run(source, start..end, plan, max_blob, threads) {
+        Some(run) => pack_verbatim(source, run, max_blob, view, threads, in_place),
+        None => pack_table(source, start..end, plan, max_blob, view, threads),
+    }
+}
+
+/// Blobs of packed input that a slab takes as they lie.
+struct VerbatimRun<'a> {
+    blobs: Range<usize>,
+    /// Their bytes.
+    bytes: &'a [u8],
+    /// The blobs over one chunk (at most `max_blob`), starting where they
+    /// do in `bytes`.
+    long: Vec<LongBlob>,
+    /// Whether any blob is over `max_blob`, left to the CPU.
+    skipped: bool,
+}
+
+/// What one thread found in a piece of a verbatim run.
+#[derive(Default)]
+struct PieceScan {
+    skipped_bytes: usize,
+    long: Vec<LongBlob>,
+}
+
+/// The blobs `blobs.start..` of a packed source that a slab takes as they
+/// lie, as many as its data holds: `None` where the source is not packed,
+/// where the first blob alone is too long, or where too many of the bytes
+/// belong to blobs over `max_blob` ([`VERBATIM_MOST_SKIPPED`]). The
+/// lengths are scanned on `threads`.
+fn verbatim_run<'s, S: BlobSource>(
+    source: &'s S,
+    blobs: Range<usize>,
+    plan: SlabPlan,
+    max_blob: usize,
+    threads: Threads,
+) -> Option<VerbatimRun<'s>> {
+    if !S::CONTIGUOUS {
+        return None;
+    }
+    let start = blobs.start;
+    let room = (plan.data_bytes as usize).saturating_sub(2 * COPY_SLACK);
+    // The most blobs whose bytes fit, by bisection: a packed source's
+    // bytes are one subtraction away.
+    let (mut fits, mut over) = (start, blobs.end + 1);
+    while over - fits > 1 {
+        let middle = fits + (over - fits) / 2;
+        match source.bytes(start, middle) <= room {
+            true => fits = middle,
+            false => over = middle,
+        }
+    }
+    let stop = fits;
+    if stop == start {
+        return None;
+    }
+    let bytes = source.contiguous_bytes(start, stop)?;
+    let pieces: Vec<_> = (start..stop).step_by(VERBATIM_PIECE_BLOBS).collect();
+    let mut scans: Vec<PieceScan> = pieces.iter().map(|_| PieceScan::default()).collect();
+    let work: Vec<_> = pieces.into_iter().zip(&mut scans).collect();
+    threads.for_each(work, |(first, scan)| {
+        let mut at = source.bytes(start, first);
+        for index in first..stop.min(first + VERBATIM_PIECE_BLOBS) {
+            let len = source.len(index);
+            if len > max_blob {
+                scan.skipped_bytes += len;
+            } else if len > MAX_ONE_INVOCATION {
+                // All three fit in u32: within one storage binding.
+                scan.long.push(LongBlob {
+                    slot: (index - start) as u32,
+                    first: at as u32,
+                    len: len as u32,
+                });
+            }
+            at += len;
+        }
+    });
+    let skipped_bytes: usize = scans.iter().map(|scan| scan.skipped_bytes).sum();
+    if skipped_bytes as f64 > VERBATIM_MOST_SKIPPED * bytes.len() as f64 {
+        return None;
+    }
+    Some(VerbatimRun {
+        blobs: start..stop,
+        bytes,
+        long: scans.into_iter().flat_map(|scan| scan.long).collect(),
+        skipped: skipped_bytes > 0,
+    })
 }
 
 /// The blobs from `start` on that the slab can take straight from the
@@ -201,6 +327,103 @@ fn pack_records(
     records(start, count, len)
 }
 
+/// Takes `run` as it lies: its bytes copied into the slab's data on
+/// `threads`, or, where they lie in the pinned buffer `in_place`, left for
+/// the GPU to copy from there (the whole words that hold them); then the
+/// table of where each blob starts, and the jobs of long blobs' trees.
+fn pack_verbatim<S: BlobSource>(
+    source: &S,
+    run: VerbatimRun<'_>,
+    max_blob: usize,
+    view: SlabView<'_>,
+    threads: Threads,
+    in_place: Option<&InPlace>,
+) -> Packed {
+    let SlabView { table, data, jobs } = view;
+    let VerbatimRun {
+        blobs,
+        bytes,
+        long,
+        skipped,
+    } = run;
+    let addresses = super::pinned::addresses(bytes);
+    let pinned_words = match bytes.is_empty() {
+        true => None,
+        false => in_place.and_then(|place| place.words_holding(&addresses)),
+    };
+    // Where the blobs start in the data the shader reads, and how much of
+    // it the GPU copies (whole words).
+    let (lead, data_bytes) = match &pinned_words {
+        Some(words) => (addresses.start - words.start, words.len()),
+        None => {
+            copy_in_pieces(bytes, data.into_slice(..bytes.len()), threads);
+            (0, bytes.len().next_multiple_of(4))
+        }
+    };
+    let start = blobs.start;
+    let mut pieces = Vec::new();
+    let mut rest = table.into_slice(..blobs.len() * ENTRY_BYTES as usize);
+    for first in blobs.clone().step_by(VERBATIM_PIECE_BLOBS) {
+        let last = blobs.end.min(first + VERBATIM_PIECE_BLOBS);
+        let (entries, after) = rest.split_at((last - first) * ENTRY_BYTES as usize);
+        rest = after;
+        pieces.push((first..last, Piece(entries)));
+    }
+    threads.for_each(pieces, |(piece, Piece(mut entries))| {
+        // Both fit in u32: the data is within one storage binding.
+        let mut at = lead + source.bytes(start, piece.start);
+        for (slot, index) in piece.enumerate() {
+            let len = source.len(index);
+            let entry = match len > max_blob {
+                true => entry_bytes(0, SKIP),
+                false => entry_bytes(at as u32, len as u32),
+            };
+            at += len;
+            let slot = slot * ENTRY_BYTES as usize;
+            entries
+                .slice(slot..slot + ENTRY_BYTES as usize)
+                .copy_from_slice(&entry);
+        }
+    });
+    let long: Vec<LongBlob> = long
+        .into_iter()
+        .map(|blob| LongBlob {
+            first: blob.first + lead as u32,
+            ..blob
+        })
+        .collect();
+    let (tree, job_bytes) = tree_jobs(&long, Unit::Byte, jobs, threads);
+    Packed {
+        blobs,
+        data_bytes: data_bytes as u64,
+        skipped,
+        max_blob,
+        layout: SlabLayout::Verbatim,
+        tree,
+        job_bytes,
+        in_place: pinned_words,
+    }
+}
+
+/// The dispatches of the trees of `long` blobs (none: no dispatches), their
+/// jobs copied into `jobs` on `threads`, and the jobs' bytes.
+fn tree_jobs(
+    long: &[LongBlob],
+    unit: Unit,
+    mut jobs: WriteOnly<'_, [u8]>,
+    threads: Threads,
+) -> (Vec<Level>, u64) {
+    if long.is_empty() {
+        return (Vec::new(), 0);
+    }
+    let tree = tree::plan(long, unit);
+    let bytes = tree.job_bytes();
+    copy_in_pieces(&bytes, jobs.slice(..bytes.len()), threads);
+    let job_bytes = bytes.len() as u64;
+    drop(bytes);
+    (tree.levels, job_bytes)
+}
+
 /// Blobs `start..end` of any lengths, through the table, with the jobs of
 /// the trees of those over one chunk; those over `max_blob` are marked
 /// [`SKIP`] for the CPU.
@@ -215,7 +438,7 @@ fn pack_table<S: BlobSource>(
     let SlabView {
         mut table,
         mut data,
-        mut jobs,
+        jobs,
     } = view;
     let (start, end) = (blobs.start, blobs.end);
     // One pass over the lengths finds where the data runs out, where each
@@ -249,7 +472,7 @@ fn pack_table<S: BlobSource>(
                 // binding (SlabPlan::new).
                 long.push(LongBlob {
                     slot: (stop - start) as u32,
-                    first_load: (used / LOAD_BYTES) as u32,
+                    first: (used / LOAD_BYTES) as u32,
                     len: len as u32,
                 });
             }
@@ -296,19 +519,12 @@ fn pack_table<S: BlobSource>(
             }
         },
     );
-    let (tree, job_bytes) = if long.is_empty() {
-        (Vec::new(), 0)
-    } else {
-        let tree = tree::plan(&long);
-        let bytes = tree.job_bytes();
-        // Within the plan: a long blob's chunks hold over 512 of its bytes
-        // each on average, and it has one parent fewer than chunks.
-        debug_assert!(tree.levels[0].count as u64 <= plan.tree_slots);
-        copy_in_pieces(&bytes, jobs.slice(..bytes.len()), threads);
-        let job_bytes = bytes.len() as u64;
-        drop(bytes);
-        (tree.levels, job_bytes)
-    };
+    // Within the plan: a long blob's chunks hold over 512 of its bytes each
+    // on average, and it has one parent fewer than chunks.
+    let (tree, job_bytes) = tree_jobs(&long, Unit::Load, jobs, threads);
+    debug_assert!(tree
+        .first()
+        .is_none_or(|chunks| u64::from(chunks.count) <= plan.tree_slots));
     Packed {
         blobs: start..stop,
         data_bytes: used as u64,

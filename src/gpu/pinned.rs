@@ -44,7 +44,10 @@ impl Registry {
 
 /// Pinned host memory of one GPU, registered while it lives.
 pub(crate) struct PinnedMemory {
+    /// A whole number of words, so that the GPU, which copies whole words,
+    /// can copy the last of the `len` bytes asked for.
     memory: HostBuffer,
+    len: usize,
     registry: Arc<Registry>,
 }
 
@@ -57,7 +60,8 @@ impl PinnedMemory {
         len: usize,
         zero: impl FnOnce(&mut [u8]),
     ) -> Result<PinnedMemory, String> {
-        let mut memory = HostBuffer::new(device, "pinned buffer", len as u64)?;
+        let words = len.next_multiple_of(4);
+        let mut memory = HostBuffer::new(device, "pinned buffer", words as u64)?;
         // SAFETY: the buffer is new; no command has used it.
         let bytes = unsafe { memory.bytes_mut() };
         // Mapped memory starts with whatever the driver left there, which
@@ -72,12 +76,16 @@ impl PinnedMemory {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .push(entry);
-        Ok(PinnedMemory { memory, registry })
+        Ok(PinnedMemory {
+            memory,
+            len,
+            registry,
+        })
     }
 
     pub(crate) fn bytes(&self) -> &[u8] {
         // SAFETY: zeroed when made.
-        unsafe { self.memory.bytes() }
+        unsafe { &self.memory.bytes()[..self.len] }
     }
 
     /// The bytes, to fill.
@@ -86,7 +94,7 @@ impl PinnedMemory {
         // the bytes it reads, and writes it (digests) within a call that
         // borrows mutably the bytes it writes; both wait for every copy they
         // submitted before they return, and `&mut self` rules either out.
-        unsafe { self.memory.bytes_mut() }
+        unsafe { &mut self.memory.bytes_mut()[..self.len] }
     }
 }
 
@@ -115,6 +123,16 @@ impl InPlace {
     pub(crate) fn holds(&self, part: &[u8]) -> bool {
         let part = addresses(part);
         self.addresses.start <= part.start && part.end <= self.addresses.end
+    }
+
+    /// The addresses of the whole words of the buffer that hold `part`
+    /// (the GPU copies whole words), if the buffer holds them.
+    pub(crate) fn words_holding(&self, part: &Range<usize>) -> Option<Range<usize>> {
+        // The buffer starts on a page: its words are those of the address
+        // space.
+        let words = part.start / 4 * 4..part.end.next_multiple_of(4);
+        let holds = self.addresses.start <= words.start && words.end <= self.addresses.end;
+        holds.then_some(words)
     }
 
     /// The buffer and the offset in it of the addresses `part` (within it).

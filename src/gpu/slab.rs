@@ -301,7 +301,8 @@ impl Slab {
     /// Takes blobs from `start` on straight from the pinned buffer they lie
     /// in, `in_place`, where they lie there as the shader reads them
     /// ([`records_in_place`]) and the slab copies into device memory; else
-    /// packs them ([`pack`](Self::pack)).
+    /// packs them ([`pack`](Self::pack)), packed blobs that lie in it
+    /// with only their table.
     pub(crate) fn fill<S: BlobSource>(
         &mut self,
         source: &S,
@@ -311,25 +312,29 @@ impl Slab {
         threads: Threads,
     ) -> Result<Packed, Error> {
         let max_blob = max_blob.min(self.plan.max_blob());
-        if let (Some(in_place), Some(_)) = (in_place, &self.device_input) {
+        // Only a slab with device memory of its own copies from elsewhere.
+        let in_place = in_place.filter(|_| self.device_input.is_some());
+        if let Some(in_place) = in_place {
             if let Some((bytes, packed)) = records_in_place(source, start, self.plan, max_blob) {
                 if in_place.holds(bytes) {
                     return Ok(packed);
                 }
             }
         }
-        self.pack(source, start, max_blob, threads)
+        self.pack(source, start, max_blob, threads, in_place)
     }
 
     /// Packs blobs from `start` on into the mapped staging buffer until the
     /// slab or the batch is full ([`pack`]); blobs over `max_blob` bytes
-    /// are left to the CPU.
+    /// are left to the CPU, and packed blobs in the pinned buffer
+    /// `in_place` are left there for the GPU to copy.
     pub(crate) fn pack<S: BlobSource>(
         &mut self,
         source: &S,
         start: usize,
         max_blob: usize,
         threads: Threads,
+        in_place: Option<&InPlace>,
     ) -> Result<Packed, Error> {
         let table_bytes = self.plan.table_bytes() as usize;
         let (data_offset, jobs_offset) = (self.data_offset as usize, self.jobs_offset as usize);
@@ -346,14 +351,8 @@ impl Slab {
                 let mut view = buffer
                     .get_mapped_range_mut(..)
                     .map_err(|error| gpu_failed("packing a slab", error.to_string()))?;
-                let packed = pack(
-                    source,
-                    start,
-                    plan,
-                    max_blob,
-                    parts(view.slice(..)),
-                    threads,
-                );
+                let parts = parts(view.slice(..));
+                let packed = pack(source, start, plan, max_blob, parts, threads, in_place);
                 drop(view);
                 buffer.unmap();
                 Ok(packed)
@@ -370,7 +369,8 @@ impl Slab {
                 // `busy`), and none since used it.
                 let bytes = unsafe { memory.bytes_mut() };
                 let whole = WriteOnly::from_mut(bytes);
-                Ok(pack(source, start, plan, max_blob, parts(whole), threads))
+                let view = parts(whole);
+                Ok(pack(source, start, plan, max_blob, view, threads, in_place))
             }
         }
     }
@@ -389,11 +389,21 @@ impl Slab {
         digests_to: Option<(&wgpu::Buffer, u64)>,
     ) {
         let count = packed.count();
-        let (params, pipeline) = match packed.layout {
-            SlabLayout::Table => (Params::table(words, count as u32), &gpu.table_pipeline),
+        let (params, pipeline, chunks_pipeline) = match packed.layout {
+            SlabLayout::Table => (
+                Params::table(words, count as u32),
+                &gpu.table_pipeline,
+                &gpu.chunks_pipeline,
+            ),
             SlabLayout::Records { len, stride } => (
                 Params::records(words, count as u32, len, stride),
                 &gpu.records_pipeline,
+                &gpu.chunks_pipeline,
+            ),
+            SlabLayout::Verbatim => (
+                Params::table(words, count as u32),
+                &gpu.verbatim_pipeline,
+                &gpu.verbatim_chunks_pipeline,
             ),
         };
         gpu.queue.write_buffer(&self.params, 0, &params.to_bytes());
@@ -420,7 +430,7 @@ impl Slab {
         stamp(&mut encoder, 0);
         if let Some([table, data, jobs]) = &self.device_input {
             let staging = self.staging.buffer();
-            if packed.layout == SlabLayout::Table {
+            if packed.layout.has_table() {
                 encoder.copy_buffer_to_buffer(staging, 0, table, 0, count * ENTRY_BYTES);
             }
             match (&packed.in_place, in_place) {
@@ -463,7 +473,7 @@ impl Slab {
             // parents, each dispatch after the one before it has finished.
             for (height, level) in packed.tree.iter().enumerate() {
                 let pipeline = match height {
-                    0 => &gpu.chunks_pipeline,
+                    0 => chunks_pipeline,
                     _ => &gpu.parents_pipeline,
                 };
                 let offset = height as u64 * self.level_stride;
@@ -485,8 +495,8 @@ impl Slab {
         }
         let submission = gpu.queue.submit([encoder.finish()]);
         self.readback_map = Some(map(&self.readback, wgpu::MapMode::Read, submission.clone()));
-        // A slab copied from a pinned buffer left its staging as it was.
-        if packed.in_place.is_none() {
+        // Records copied from a pinned buffer left the staging as it was.
+        if packed.staged() {
             match &mut self.staging {
                 Staging::Mapped { buffer, map: wait } => {
                     *wait = Some(map(buffer, wgpu::MapMode::Write, submission));

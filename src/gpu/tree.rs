@@ -20,8 +20,10 @@ use crate::consts::CHUNK_LEN;
 pub(crate) struct LongBlob {
     /// Its digest slot in the slab.
     pub slot: u32,
-    /// Where its bytes start in the slab's data, in loads.
-    pub first_load: u32,
+    /// Where its bytes start in the slab's data, in units of the slab's
+    /// layout: loads ([`LOAD_BYTES`]) where blobs are padded to them, bytes
+    /// where they lie as they did in the caller's memory.
+    pub first: u32,
     /// Its length in bytes (over [`CHUNK_LEN`]).
     pub len: u32,
 }
@@ -37,7 +39,8 @@ pub(crate) struct Level {
 /// that run them: `levels[0]` the chunks, then each level of parents.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct TreeJobs {
-    /// Chunk jobs: (first load, length, chunk counter, chaining value slot).
+    /// Chunk jobs: (first unit, length, chunk counter, chaining value
+    /// slot).
     /// Parent jobs: (left slot, right slot, digest slot or
     /// [`NOT_ROOT`], 0).
     pub jobs: Vec<[u32; 4]>,
@@ -64,10 +67,26 @@ pub(crate) fn chunks(len: usize) -> usize {
     len.div_ceil(CHUNK_LEN).max(1)
 }
 
-/// Plans the chunk and parent jobs of `blobs`, whose chaining values take
-/// consecutive slots from 0 in order.
-pub(crate) fn plan(blobs: &[LongBlob]) -> TreeJobs {
-    let loads_per_chunk = (CHUNK_LEN / LOAD_BYTES) as u32;
+/// Where a slab's blobs start, as [`LongBlob::first`] counts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Unit {
+    Load,
+    Byte,
+}
+
+impl Unit {
+    fn bytes(self) -> usize {
+        match self {
+            Unit::Load => LOAD_BYTES,
+            Unit::Byte => 1,
+        }
+    }
+}
+
+/// Plans the chunk and parent jobs of `blobs`, whose starts count `unit`s
+/// and whose chaining values take consecutive slots from 0 in order.
+pub(crate) fn plan(blobs: &[LongBlob], unit: Unit) -> TreeJobs {
+    let units_per_chunk = (CHUNK_LEN / unit.bytes()) as u32;
     let chunk_len = CHUNK_LEN as u32;
     let mut tree = TreeJobs::default();
     // Each blob's first slot and chunk count.
@@ -78,7 +97,7 @@ pub(crate) fn plan(blobs: &[LongBlob]) -> TreeJobs {
         let count = chunks(blob.len as usize) as u32;
         for chunk in 0..count {
             let len = (blob.len - chunk * chunk_len).min(chunk_len);
-            let first = blob.first_load + chunk * loads_per_chunk;
+            let first = blob.first + chunk * units_per_chunk;
             tree.jobs.push([first, len, chunk, next_slot + chunk]);
         }
         spans.push((blob.slot, next_slot, count));
@@ -122,8 +141,8 @@ mod tests {
     use super::*;
 
     /// Runs the jobs on the CPU with blake3's own subtree functions: the
-    /// digests of `blobs` (packed at their `first_load`s in `data`).
-    fn run(tree: &TreeJobs, data: &[u8], slots: usize) -> Vec<Option<[u8; 32]>> {
+    /// digests of `blobs` (packed at their `first` `unit`s in `data`).
+    fn run(tree: &TreeJobs, data: &[u8], unit: Unit, slots: usize) -> Vec<Option<[u8; 32]>> {
         let mut cvs: Vec<ChainingValue> = vec![[0; 32]; tree.jobs.len()];
         let mut digests = vec![None; slots];
         for (height, level) in tree.levels.iter().enumerate() {
@@ -133,7 +152,7 @@ mod tests {
                 .iter()
                 .map(|&[a, b, c, d]| {
                     if height == 0 {
-                        let start = a as usize * LOAD_BYTES;
+                        let start = a as usize * unit.bytes();
                         let mut hasher = blake3::Hasher::new();
                         hasher.set_input_offset(u64::from(c) * CHUNK_LEN as u64);
                         hasher.update(&data[start..start + b as usize]);
@@ -165,37 +184,41 @@ mod tests {
     #[test]
     fn jobs_rebuild_blake3s_tree_at_every_chunk_count() {
         // Every chunk count up to 70, chunk-boundary lengths, and a blob of
-        // 1 MiB + 1, side by side in one slab.
+        // 1 MiB + 1, side by side in one slab: padded to loads, and as they
+        // lie, from an odd byte.
         let mut lengths: Vec<usize> = (2..=70).map(|chunks| chunks * CHUNK_LEN).collect();
         lengths.extend([1025, 2049, 3072, 4097, 5000, 16385, (1 << 20) + 1]);
-        let mut data = Vec::new();
-        let mut blobs = Vec::new();
-        for (slot, &len) in lengths.iter().enumerate() {
-            let first_load = (data.len() / LOAD_BYTES) as u32;
-            data.extend((0..len).map(|i| (i * 7 + slot) as u8));
-            data.resize(data.len().next_multiple_of(LOAD_BYTES), 0);
-            blobs.push(LongBlob {
-                slot: slot as u32,
-                first_load,
-                len: len as u32,
-            });
-        }
-        let tree = plan(&blobs);
-        let chunk_total: usize = lengths.iter().map(|&len| chunks(len)).sum();
-        assert_eq!(tree.levels[0].count as usize, chunk_total);
-        // One parent fewer than chunks per blob.
-        assert_eq!(tree.jobs.len(), 2 * chunk_total - lengths.len());
-        let digests = run(&tree, &data, lengths.len());
-        for (blob, digest) in blobs.iter().zip(digests) {
-            let start = blob.first_load as usize * LOAD_BYTES;
-            let expected = blake3::hash(&data[start..start + blob.len as usize]);
-            assert_eq!(digest, Some(*expected.as_bytes()), "{} bytes", blob.len);
+        for (unit, lead) in [(Unit::Load, 0), (Unit::Byte, 3)] {
+            let mut data = vec![0xEE; lead];
+            let mut blobs = Vec::new();
+            for (slot, &len) in lengths.iter().enumerate() {
+                let first = (data.len() / unit.bytes()) as u32;
+                data.extend((0..len).map(|i| (i * 7 + slot) as u8));
+                data.resize(data.len().next_multiple_of(unit.bytes()), 0);
+                blobs.push(LongBlob {
+                    slot: slot as u32,
+                    first,
+                    len: len as u32,
+                });
+            }
+            let tree = plan(&blobs, unit);
+            let chunk_total: usize = lengths.iter().map(|&len| chunks(len)).sum();
+            assert_eq!(tree.levels[0].count as usize, chunk_total);
+            // One parent fewer than chunks per blob.
+            assert_eq!(tree.jobs.len(), 2 * chunk_total - lengths.len());
+            let digests = run(&tree, &data, unit, lengths.len());
+            for (blob, digest) in blobs.iter().zip(digests) {
+                let start = blob.first as usize * unit.bytes();
+                let expected = blake3::hash(&data[start..start + blob.len as usize]);
+                let what = format!("{} bytes in {unit:?}s", blob.len);
+                assert_eq!(digest, Some(*expected.as_bytes()), "{what}");
+            }
         }
     }
 
     #[test]
     fn no_long_blobs_plan_an_empty_chunk_level_only() {
-        let tree = plan(&[]);
+        let tree = plan(&[], Unit::Load);
         assert!(tree.jobs.is_empty());
         assert_eq!(tree.levels, [Level { first: 0, count: 0 }]);
     }
