@@ -17,10 +17,13 @@ struct Params {
     base_flags: u32,
     // Blobs in this dispatch.
     count: u32,
-    // hash_records only: every blob's length in bytes, and how far apart
-    // blobs start, in vec4s (16 bytes).
+    // hash_records and hash_verbatim_records: every blob's length in bytes.
     record_len: u32,
+    // hash_records only: how far apart blobs start, in vec4s (16 bytes).
     record_stride: u32,
+    // hash_verbatim_records only: the byte the first blob starts at (the
+    // rest follow back to back).
+    first_byte: u32,
 }
 
 // The jobs of one dispatch of `hash_chunks` or `hash_parents`: a range of
@@ -152,6 +155,20 @@ fn hash_records(@builtin(global_invocation_id) id: vec3<u32>) {
         return;
     }
     write_digest(index, chunk_cv(index * params.record_stride, params.record_len, 0u, CHUNK_END | ROOT));
+}
+
+// Blobs of one length of at most 1024 bytes back to back as they lay in
+// the caller's memory, from `first_byte`: records whose length is not a
+// whole number of vec4s, or that lie in a pinned buffer off a 4-byte
+// boundary.
+@compute @workgroup_size(workgroup_size)
+fn hash_verbatim_records(@builtin(global_invocation_id) id: vec3<u32>) {
+    let index = id.x;
+    if index >= params.count {
+        return;
+    }
+    let start = params.first_byte + index * params.record_len;
+    write_digest(index, blob_cv_at(Cv(params.key[0], params.key[1]), params.base_flags, start, params.record_len));
 }
 
 // Blobs of any lengths as they lay in the caller's memory, found through

@@ -12,9 +12,9 @@ use crate::error::{Error, ErrorKind};
 /// Hashing records, or packed blobs of any lengths, that lie in it (any
 /// slice of it) skips the copying of slabs, the step that holds batches in
 /// ordinary memory to a fraction of the bus: the GPU copies each slab
-/// straight from the buffer. Records of a multiple of 16 bytes up to 1 KiB
-/// from a 4-byte boundary need nothing else; other packed blobs need a
-/// table of where each starts (8 bytes a blob, written by the CPU). Blobs
+/// straight from the buffer. Records (and packed blobs of one length) of up
+/// to 1 KiB need nothing else; other packed blobs need a table of where
+/// each starts (8 bytes a blob, written by the CPU). Blobs
 /// given as slices are hashed as they would be from a `Vec`, and so are
 /// packed blobs of which over an eighth of the bytes belong to blobs the
 /// GPU leaves to the CPU (in a split). So are all batches where the engine

@@ -248,20 +248,35 @@ fn bad_input_is_rejected_before_the_gpu_sees_it() {
 /// one copy of their bytes where the length is a whole number of 16-byte
 /// loads, padded record by record otherwise; in one slab or streamed
 /// through small ones, packed on two threads in several pieces.
+/// Whether the last batch uploaded `bytes` of blobs and nothing else (no
+/// table, no padding), give or take the word each slab's copy rounds up to.
+fn uploaded_just(engine: &Engine, bytes: usize) -> Result<(), String> {
+    let timings = engine.last_gpu_timings().unwrap();
+    let uploaded = timings.bytes_uploaded as usize;
+    match (bytes..=bytes + 3 * timings.slabs).contains(&uploaded) {
+        true => Ok(()),
+        false => Err(format!("{bytes} bytes of blobs, but {timings:?}")),
+    }
+}
+
+/// Blobs of one length of at most 1 KiB, records or packed, go without a
+/// table and without padding: as records where the length is a multiple of
+/// 16 bytes, else as they lie (padded only in a slab too small to hold one
+/// unpadded with the words around it).
 #[test]
 fn equal_lengths_go_without_a_table() {
     // Small slabs hold one 1 KiB blob: fewer blobs there.
     let engines = [
-        (gpu_engine(None), 5000),
-        (gpu_engine(Some(SMALL_GPU_BUDGET)), 200),
+        (gpu_engine(None), 5000, false),
+        (gpu_engine(Some(SMALL_GPU_BUDGET)), 200, true),
     ];
     let key = [9; 32];
-    for (engine, most) in engines
+    for (engine, most, small) in engines
         .iter()
-        .filter_map(|(e, most)| Some((e.as_ref()?, *most)))
+        .filter_map(|(e, most, small)| Some((e.as_ref()?, *most, *small)))
     {
         for (len, mode) in [
-            (0, Mode::Hash),
+            (0usize, Mode::Hash),
             (1, Mode::KeyedHash(&key)),
             (15, Mode::DeriveKey("records")),
             (16, Mode::Hash),
@@ -269,8 +284,14 @@ fn equal_lengths_go_without_a_table() {
             (64, Mode::KeyedHash(&key)),
             (100, Mode::Hash),
             (1008, Mode::DeriveKey("records")),
+            (1020, Mode::KeyedHash(&key)),
             (1024, Mode::Hash),
         ] {
+            let padded = small && len > 1016 && len % 16 != 0;
+            let uploaded = |count: usize| match padded {
+                true => count * len.next_multiple_of(16),
+                false => count * len,
+            };
             for count in [1, 63, most] {
                 let data: Vec<u8> = (0..len * count).map(|i| (i * 7 % 251) as u8).collect();
                 let what = format!("{count} x {len} B, {mode:?}");
@@ -286,6 +307,7 @@ fn equal_lengths_go_without_a_table() {
                             "records {what} #{index}"
                         );
                     }
+                    uploaded_just(engine, uploaded(count)).unwrap();
                 }
                 // The same blobs as packed offsets that step evenly, from 3.
                 let mut packed = vec![0xEE; 3];
@@ -299,6 +321,7 @@ fn equal_lengths_go_without_a_table() {
                     let blob = &data[index * len..(index + 1) * len];
                     assert_eq!(out[index], reference(mode, blob), "packed {what} #{index}");
                 }
+                uploaded_just(engine, uploaded(count)).unwrap();
             }
         }
     }
@@ -504,14 +527,18 @@ fn uploads_and_workgroup_sizes() {
         assert!(engine.last_gpu_timings().unwrap().slabs >= 4, "{what}");
         check_packed(&engine, Mode::Hash, &long, 1, &what);
         assert!(engine.last_gpu_timings().unwrap().slabs >= 4, "{what}");
-        let mut out = vec![[0u8; 32]; 2000];
-        engine
-            .hash_records_into(Mode::Hash, &records, 64, &mut out)
-            .unwrap();
-        for (record, digest) in records.chunks(64).zip(&out) {
-            assert_eq!(*digest, reference(Mode::Hash, record), "{what}");
+        for size in [64, 100] {
+            let count = records.len() / size;
+            let mut out = vec![[0u8; 32]; count];
+            let records = &records[..count * size];
+            engine
+                .hash_records_into(Mode::Hash, records, size, &mut out)
+                .unwrap();
+            for (record, digest) in records.chunks(size).zip(&out) {
+                assert_eq!(*digest, reference(Mode::Hash, record), "{what}, {size} B");
+            }
+            assert_eq!(engine.last_gpu_timings().unwrap().bytes_in_place, 0);
         }
-        assert_eq!(engine.last_gpu_timings().unwrap().bytes_in_place, 0);
     }
     for size in [0, 16, 48, 1 << 20] {
         let error = Engine::builder()
@@ -702,9 +729,10 @@ fn copied_in_place(timings: &blake3_batch::GpuTimings, bytes: usize, as_records:
 }
 
 /// Records and packed blobs in a pinned buffer are copied by the GPU from
-/// where they lie, over many slabs, in every mode: records of a whole
-/// number of loads from a 4-byte boundary as records, everything else
-/// verbatim, from any byte. Every digest matches `blake3`, and matches the
+/// where they lie, over many slabs, in every mode, from any byte: records
+/// of a whole number of loads from a 4-byte boundary as records, other
+/// records of up to 1 KiB as they lie without a table, everything else
+/// as it lies with one. Every digest matches `blake3`, and matches the
 /// same bytes hashed from a `Vec`.
 #[test]
 fn a_pinned_buffer_is_copied_from_where_it_lies() {
@@ -752,6 +780,10 @@ fn a_pinned_buffer_is_copied_from_where_it_lies() {
         let timings = engine.last_gpu_timings().unwrap();
         let in_place = copied_in_place(&timings, records.len(), as_records);
         assert!(in_place, "{what}: {timings:?}");
+        // Records of up to 1 KiB need no table: nothing else is uploaded.
+        if size <= 1024 {
+            assert_eq!(timings.bytes_uploaded, timings.bytes_in_place, "{what}");
+        }
         assert!(timings.slabs >= 10, "{what}: {timings:?}");
     }
     // Equal lengths through offsets that start above 0: in place too.

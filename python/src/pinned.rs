@@ -11,7 +11,7 @@ use pyo3::types::PyDict;
 /// `numpy.copyto`), then hash views of it (`hash_records`, or an Arrow
 /// column over it), and the GPU copies the rows straight from it, with no
 /// core packing them (only a table of where each starts, where they are
-/// not records of a multiple of 16 bytes up to 1 KiB). `hash_records(...,
+/// not all one length of up to 1 KiB). `hash_records(...,
 /// out=view)` into it lets the GPU write digests there too.
 #[pyclass(name = "PinnedBuffer", module = "blake3_batch", frozen)]
 pub struct PyPinnedBuffer {

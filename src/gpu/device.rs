@@ -9,7 +9,7 @@ use super::info::GpuInfo;
 use super::layout::{
     buffer_shader, slab_shader, CHECK_PACKED_ENTRY, CHUNKS_ENTRY, DEFAULT_WORKGROUP_SIZE,
     HASH_BUFFER_RECORDS_ENTRY, HASH_PACKED_ENTRY, PARENTS_ENTRY, RECORDS_ENTRY, TABLE_ENTRY,
-    VERBATIM_CHUNKS_ENTRY, VERBATIM_ENTRY,
+    VERBATIM_CHUNKS_ENTRY, VERBATIM_ENTRY, VERBATIM_RECORDS_ENTRY,
 };
 use super::settings::{DeviceSettings, GpuUpload};
 use crate::error::{Error, ErrorKind};
@@ -43,8 +43,10 @@ pub(crate) struct GpuDevice {
     pub table_pipeline: wgpu::ComputePipeline,
     /// `hash_records`: blobs of one length at a fixed stride.
     pub records_pipeline: wgpu::ComputePipeline,
-    /// `hash_verbatim`: blobs as they lay in packed input, through a table.
+    /// `hash_verbatim`: blobs as they lay in packed input, through a table;
+    /// `hash_verbatim_records`: of one length, back to back.
     pub verbatim_pipeline: wgpu::ComputePipeline,
+    pub verbatim_records_pipeline: wgpu::ComputePipeline,
     /// `hash_chunks` (or `hash_verbatim_chunks`) and `hash_parents`: blobs
     /// over one chunk, as trees.
     pub chunks_pipeline: wgpu::ComputePipeline,
@@ -243,7 +245,7 @@ impl GpuDevice {
                 })
                 .collect::<Vec<_>>()
         };
-        let [table_pipeline, records_pipeline, verbatim_pipeline, chunks_pipeline, verbatim_chunks_pipeline, parents_pipeline] =
+        let [table_pipeline, records_pipeline, verbatim_pipeline, verbatim_records_pipeline, chunks_pipeline, verbatim_chunks_pipeline, parents_pipeline] =
             pipelines(
                 slab_shader(),
                 &bind_layout,
@@ -251,13 +253,14 @@ impl GpuDevice {
                     TABLE_ENTRY,
                     RECORDS_ENTRY,
                     VERBATIM_ENTRY,
+                    VERBATIM_RECORDS_ENTRY,
                     CHUNKS_ENTRY,
                     VERBATIM_CHUNKS_ENTRY,
                     PARENTS_ENTRY,
                 ],
             )
             .try_into()
-            .unwrap_or_else(|_| unreachable!("six entries, six pipelines"));
+            .unwrap_or_else(|_| unreachable!("seven entries, seven pipelines"));
         let [check_packed, hash_packed, hash_records] = pipelines(
             buffer_shader(),
             &buffer_layout,
@@ -282,6 +285,7 @@ impl GpuDevice {
             table_pipeline,
             records_pipeline,
             verbatim_pipeline,
+            verbatim_records_pipeline,
             chunks_pipeline,
             verbatim_chunks_pipeline,
             parents_pipeline,

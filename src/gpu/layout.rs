@@ -52,9 +52,10 @@ pub(crate) const TABLE_ENTRY: &str = "hash_table";
 /// The shader's entry point for blobs of one length at a fixed stride.
 pub(crate) const RECORDS_ENTRY: &str = "hash_records";
 
-/// The shader's entry point for blobs as they lay in packed input, found
-/// through the table in bytes.
+/// The shader's entry points for blobs as they lay in packed input: found
+/// through the table in bytes, and of one length back to back.
 pub(crate) const VERBATIM_ENTRY: &str = "hash_verbatim";
+pub(crate) const VERBATIM_RECORDS_ENTRY: &str = "hash_verbatim_records";
 
 /// The shader's entry points for blobs over one chunk (`tree.rs`): chunks
 /// padded to loads, chunks as they lay, and parents.
@@ -96,18 +97,23 @@ pub(crate) const ENTRY_BYTES: u64 = 8;
 /// Bytes of one digest in the output buffer.
 pub(crate) const DIGEST_BYTES: u64 = 32;
 
-/// The slab shader's `Params`: 48 bytes, 16-byte aligned.
+/// The slab shader's `Params`: 52 bytes, 64 with WGSL's padding to 16.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-#[repr(C)]
 pub(crate) struct Params {
     pub key: [u32; 8],
     pub base_flags: u32,
     pub count: u32,
-    /// `hash_records` only: every blob's length in bytes.
+    /// `hash_records` and `hash_verbatim_records`: every blob's length in
+    /// bytes.
     pub record_len: u32,
     /// `hash_records` only: how far apart blobs start, in [`LOAD_BYTES`].
     pub record_stride: u32,
+    /// `hash_verbatim_records` only: the byte the first blob starts at.
+    pub first_byte: u32,
 }
+
+/// Bytes of [`Params`] as the shader's storage buffer holds it.
+pub(crate) const PARAMS_BYTES: u64 = 64;
 
 impl Params {
     /// Parameters for `count` blobs found through the table.
@@ -123,18 +129,34 @@ impl Params {
             count,
             record_len: len,
             record_stride: stride,
+            first_byte: 0,
+        }
+    }
+
+    /// Parameters for `count` blobs of `len` bytes back to back from byte
+    /// `first_byte`.
+    pub(crate) fn verbatim_records(
+        words: ModeWords,
+        count: u32,
+        len: u32,
+        first_byte: u32,
+    ) -> Params {
+        Params {
+            first_byte,
+            ..Params::records(words, count, len, 0)
         }
     }
 
     /// The parameters' bytes, little-endian as WGSL reads them.
-    pub(crate) fn to_bytes(self) -> [u8; 48] {
-        let mut words = [0u32; 12];
+    pub(crate) fn to_bytes(self) -> [u8; PARAMS_BYTES as usize] {
+        let mut words = [0u32; PARAMS_BYTES as usize / 4];
         words[..8].copy_from_slice(&self.key);
         words[8] = self.base_flags;
         words[9] = self.count;
         words[10] = self.record_len;
         words[11] = self.record_stride;
-        let mut bytes = [0u8; 48];
+        words[12] = self.first_byte;
+        let mut bytes = [0u8; PARAMS_BYTES as usize];
         for (chunk, word) in bytes.chunks_exact_mut(4).zip(words) {
             chunk.copy_from_slice(&word.to_le_bytes());
         }
@@ -219,6 +241,7 @@ mod tests {
             TABLE_ENTRY,
             RECORDS_ENTRY,
             VERBATIM_ENTRY,
+            VERBATIM_RECORDS_ENTRY,
             CHUNKS_ENTRY,
             VERBATIM_CHUNKS_ENTRY,
             PARENTS_ENTRY,
@@ -243,7 +266,6 @@ mod tests {
             );
         }
         assert_eq!(SKIP, 0xffff_ffff);
-        assert_eq!(std::mem::size_of::<Params>(), 48);
     }
 
     #[test]
@@ -257,7 +279,11 @@ mod tests {
         assert_eq!(bytes[32..36], 16u32.to_le_bytes());
         assert_eq!(bytes[36..40], 9u32.to_le_bytes());
         assert_eq!(bytes[40..44], 100u32.to_le_bytes());
-        assert_eq!(bytes[44..], 7u32.to_le_bytes());
-        assert_eq!(Params::table(words, 9).to_bytes()[40..], [0; 8]);
+        assert_eq!(bytes[44..48], 7u32.to_le_bytes());
+        assert_eq!(bytes[48..], [0; 16]);
+        assert_eq!(Params::table(words, 9).to_bytes()[40..], [0; 24]);
+        let bytes = Params::verbatim_records(words, 9, 100, 3).to_bytes();
+        assert_eq!(bytes[40..44], 100u32.to_le_bytes());
+        assert_eq!(bytes[48..52], 3u32.to_le_bytes());
     }
 }

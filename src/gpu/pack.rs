@@ -34,12 +34,15 @@ pub(crate) enum SlabLayout {
     /// As the blobs lay in the caller's packed memory: through the table,
     /// one `(byte offset, length)` entry per blob.
     Verbatim,
+    /// Every blob `len` bytes, back to back as they lay in the caller's
+    /// memory from byte `first_byte`.
+    VerbatimRecords { len: u32, first_byte: u32 },
 }
 
 impl SlabLayout {
     /// Whether the shader finds the blobs through the table.
     pub(crate) fn has_table(self) -> bool {
-        !matches!(self, SlabLayout::Records { .. })
+        matches!(self, SlabLayout::Table | SlabLayout::Verbatim)
     }
 }
 
@@ -71,10 +74,11 @@ impl Packed {
         self.blobs.len() as u64
     }
 
-    /// Whether the slab wrote its staging buffer (all but records copied
-    /// from where they lie wrote at least a table there).
+    /// Whether the slab was packed through its staging buffer, which must
+    /// then be made ready to pack again: every slab but records copied from
+    /// where they lie ([`records_in_place`]), which never touch it.
     pub(crate) fn staged(&self) -> bool {
-        self.in_place.is_none() || self.layout.has_table()
+        self.in_place.is_none() || !matches!(self.layout, SlabLayout::Records { .. })
     }
 }
 
@@ -126,16 +130,90 @@ pub(crate) fn pack<S: BlobSource>(
 ) -> Packed {
     let end = source.count().min(start + plan.entries as usize);
     if let Some((bytes, len)) = source.back_to_back(start, end) {
-        // Records a pinned buffer holds that the slab cannot copy as
-        // records (`records_in_place`) are copied verbatim instead.
-        let pinned = in_place.is_some_and(|place| place.holds(bytes));
-        if len <= MAX_ONE_INVOCATION.min(max_blob) && !pinned {
+        if len <= MAX_ONE_INVOCATION.min(max_blob) {
+            // Records a pinned buffer holds that the slab cannot copy as
+            // records (`records_in_place`), and records that would need
+            // padding, are taken as they lie.
+            let pinned = in_place.is_some_and(|place| place.holds(bytes));
+            let fits = verbatim_records_fit(bytes, len, plan);
+            if fits > 0 && (pinned || !len.is_multiple_of(LOAD_BYTES)) {
+                let bytes = &bytes[..fits * len];
+                return verbatim_records(bytes, len, start, view.data, threads, in_place);
+            }
             return pack_records(bytes, len, start, end, plan, view.data, threads);
         }
     }
     match verbatim_run(source, start..end, plan, max_blob, threads) {
         Some(run) => pack_verbatim(source, run, max_blob, view, threads, in_place),
         None => pack_table(source, start..end, plan, max_blob, view, threads),
+    }
+}
+
+/// How many of the records of `len` bytes in `bytes` a slab takes as they
+/// lie: as many as its data holds with room for the words around them (0
+/// where a slab of at most 1 KiB has no room for one).
+fn verbatim_records_fit(bytes: &[u8], len: usize, plan: SlabPlan) -> usize {
+    let room = (plan.data_bytes as usize).saturating_sub(2 * COPY_SLACK);
+    (bytes.len().checked_div(len).unwrap_or(0)).min(room.checked_div(len).unwrap_or(0))
+}
+
+/// The records of `len` (1..=1024) bytes from blob `start` on that make up
+/// `bytes`, taken as they lie: copied into the slab's data on `threads` in
+/// one piece per 4 MiB, or, where they lie in the pinned buffer `in_place`,
+/// left for the GPU to copy from there (the whole words that hold them).
+/// No table: the shader finds record `i` at `i` lengths from the first.
+fn verbatim_records(
+    bytes: &[u8],
+    len: usize,
+    start: usize,
+    data: WriteOnly<'_, [u8]>,
+    threads: Threads,
+    in_place: Option<&InPlace>,
+) -> Packed {
+    let count = bytes.len() / len;
+    let (lead, data_bytes, in_place) = take_as_they_lie(bytes, data, threads, in_place);
+    Packed {
+        blobs: start..start + count,
+        data_bytes,
+        skipped: false,
+        max_blob: len,
+        // Both fit in u32: the data is within one storage binding.
+        layout: SlabLayout::VerbatimRecords {
+            len: len as u32,
+            first_byte: lead as u32,
+        },
+        tree: Vec::new(),
+        job_bytes: 0,
+        in_place,
+    }
+}
+
+/// Takes `bytes` as they lie: where the pinned buffer `in_place` holds them,
+/// the addresses of the whole words that do, which the GPU copies, else
+/// copied into `data` on `threads`. Where the bytes start in the data the
+/// shader reads, how many bytes of it the GPU copies (whole words), and the
+/// addresses copied in place.
+fn take_as_they_lie(
+    bytes: &[u8],
+    data: WriteOnly<'_, [u8]>,
+    threads: Threads,
+    in_place: Option<&InPlace>,
+) -> (usize, u64, Option<Range<usize>>) {
+    let addresses = super::pinned::addresses(bytes);
+    let words = match bytes.is_empty() {
+        true => None,
+        false => in_place.and_then(|place| place.words_holding(&addresses)),
+    };
+    match words {
+        Some(words) => (
+            addresses.start - words.start,
+            words.len() as u64,
+            Some(words),
+        ),
+        None => {
+            copy_in_pieces(bytes, data.into_slice(..bytes.len()), threads);
+            (0, bytes.len().next_multiple_of(4) as u64, None)
+        }
     }
 }
 
@@ -346,20 +424,7 @@ fn pack_verbatim<S: BlobSource>(
         long,
         skipped,
     } = run;
-    let addresses = super::pinned::addresses(bytes);
-    let pinned_words = match bytes.is_empty() {
-        true => None,
-        false => in_place.and_then(|place| place.words_holding(&addresses)),
-    };
-    // Where the blobs start in the data the shader reads, and how much of
-    // it the GPU copies (whole words).
-    let (lead, data_bytes) = match &pinned_words {
-        Some(words) => (addresses.start - words.start, words.len()),
-        None => {
-            copy_in_pieces(bytes, data.into_slice(..bytes.len()), threads);
-            (0, bytes.len().next_multiple_of(4))
-        }
-    };
+    let (lead, data_bytes, pinned_words) = take_as_they_lie(bytes, data, threads, in_place);
     let start = blobs.start;
     let mut pieces = Vec::new();
     let mut rest = table.into_slice(..blobs.len() * ENTRY_BYTES as usize);
@@ -395,7 +460,7 @@ fn pack_verbatim<S: BlobSource>(
     let (tree, job_bytes) = tree_jobs(&long, Unit::Byte, jobs, threads);
     Packed {
         blobs,
-        data_bytes: data_bytes as u64,
+        data_bytes,
         skipped,
         max_blob,
         layout: SlabLayout::Verbatim,

@@ -16,7 +16,7 @@ use super::device::{gpu_failed, GpuDevice};
 use super::host_memory::HostBuffer;
 use super::layout::{
     level_bytes, Params, CV_BYTES, DIGEST_BYTES, ENTRY_BYTES, JOB_BYTES, LEVEL_BYTES, LOAD_BYTES,
-    MAX_ONE_INVOCATION,
+    MAX_ONE_INVOCATION, PARAMS_BYTES,
 };
 use super::pack::{pack, records_in_place, Packed, SlabLayout, SlabView};
 use super::pinned::InPlace;
@@ -220,7 +220,7 @@ impl Slab {
             U::MAP_READ | U::COPY_DST,
             false,
         );
-        let params = buffer("params", 48, U::STORAGE | U::COPY_DST, false);
+        let params = buffer("params", PARAMS_BYTES, U::STORAGE | U::COPY_DST, false);
         let cvs = buffer("chaining values", plan.cv_bytes().max(4), U::STORAGE, false);
         let level_stride = LEVEL_BYTES.next_multiple_of(align);
         let levels = buffer(
@@ -404,6 +404,11 @@ impl Slab {
                 Params::table(words, count as u32),
                 &gpu.verbatim_pipeline,
                 &gpu.verbatim_chunks_pipeline,
+            ),
+            SlabLayout::VerbatimRecords { len, first_byte } => (
+                Params::verbatim_records(words, count as u32, len, first_byte),
+                &gpu.verbatim_records_pipeline,
+                &gpu.chunks_pipeline,
             ),
         };
         gpu.queue.write_buffer(&self.params, 0, &params.to_bytes());
