@@ -88,6 +88,29 @@ impl PyEngine {
     pub fn built_here(&self) -> bool {
         self.pid == std::process::id()
     }
+
+    /// Lets go of `engine`: dropped in the process that built it, left to
+    /// the process's exit in a child forked from it, where its thread pool
+    /// and GPU device are the parent's. A child shares the parent's GPU
+    /// driver handles, so tearing the device down there could reach the
+    /// parent's, and a lock some parent thread held at the fork stays
+    /// locked in the child for good.
+    fn release(&self, engine: Option<Engine>) {
+        if !self.built_here() {
+            std::mem::forget(engine);
+        }
+    }
+}
+
+impl Drop for PyEngine {
+    fn drop(&mut self) {
+        let engine = self
+            .engine
+            .get_mut()
+            .unwrap_or_else(|poison| poison.into_inner())
+            .take();
+        self.release(engine);
+    }
 }
 
 #[pymethods]
@@ -270,7 +293,8 @@ impl PyEngine {
     /// `ValueError`. A call already running on another thread finishes.
     fn close(&self) {
         if let Ok(mut engine) = self.engine.write() {
-            *engine = None;
+            let engine = engine.take();
+            self.release(engine);
         }
     }
 

@@ -16,13 +16,17 @@ use pyo3::types::PyDict;
 #[pyclass(name = "PinnedBuffer", module = "blake3_batch", frozen)]
 pub struct PyPinnedBuffer {
     /// Owned here, its bytes never borrowed again from Rust: Python reads
-    /// and writes them through NumPy views of `address`.
-    buffer: PinnedBuffer,
+    /// and writes them through NumPy views of `address`. Always `Some`
+    /// but while it is dropped.
+    buffer: Option<PinnedBuffer>,
     /// Where the bytes start, taken from a mutable borrow so that the
     /// views may write.
     address: usize,
     /// Their length, kept so as not to borrow them to ask.
     len: usize,
+    pinned: bool,
+    /// The process that made it ([`crate::engine::PyEngine`] says why).
+    pid: u32,
 }
 
 impl PyPinnedBuffer {
@@ -30,9 +34,22 @@ impl PyPinnedBuffer {
         let len = buffer.len();
         let address = buffer.as_mut_ptr() as usize;
         PyPinnedBuffer {
-            buffer,
+            pinned: buffer.is_pinned(),
+            buffer: Some(buffer),
             address,
             len,
+            pid: std::process::id(),
+        }
+    }
+}
+
+impl Drop for PyPinnedBuffer {
+    /// In a process forked from the one that made it, the buffer is left
+    /// to the process's exit: it belongs to the parent's GPU device, which
+    /// the child must not touch (`PyEngine`'s drop says why).
+    fn drop(&mut self) {
+        if self.pid != std::process::id() {
+            std::mem::forget(self.buffer.take());
         }
     }
 }
@@ -43,7 +60,7 @@ impl PyPinnedBuffer {
     /// memory, hashed as any other).
     #[getter]
     fn pinned(&self) -> bool {
-        self.buffer.is_pinned()
+        self.pinned
     }
 
     /// The buffer's size in bytes.
@@ -73,11 +90,7 @@ impl PyPinnedBuffer {
         format!(
             "PinnedBuffer(nbytes={}, pinned={})",
             self.len,
-            if self.buffer.is_pinned() {
-                "True"
-            } else {
-                "False"
-            }
+            if self.pinned { "True" } else { "False" }
         )
     }
 }

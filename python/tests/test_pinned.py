@@ -4,6 +4,8 @@ into one), exact against blake3-py on every engine."""
 
 import gc
 import os
+import signal
+import time
 
 import blake3
 import numpy as np
@@ -105,6 +107,58 @@ def test_arrow_columns_over_a_pinned_buffer_hash_exactly(engine):
         first = 10 if len(column) == 500 else 0
         got = engine.hash_arrow(column).to_pylist()
         assert got == want[first : first + len(column)]
+    # Rows of mixed lengths from odd bytes over the same buffer.
+    ends = np.cumsum(np.random.default_rng(6).integers(0, 97, rows)) % (rows * size)
+    ends = np.sort(ends).astype(np.int64)
+    mixed_offsets = np.concatenate([[3], np.maximum(ends, 3)]).astype(np.int64)
+    mixed = pa.Array.from_buffers(pa.large_binary(), rows, [None, pa.py_buffer(mixed_offsets), values])
+    got = engine.hash_arrow(mixed).to_pylist()
+    flat = view.tobytes()
+    assert got == [blake3.blake3(flat[a:b]).digest() for a, b in zip(mixed_offsets[:-1], mixed_offsets[1:])]
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork here")
+@pytest.mark.parametrize("backend", ["cpu", "gpu"])
+def test_a_forked_child_hashes_a_parents_pinned_buffer_and_lets_go_of_it(backend):
+    """A child forked after its parent made an engine and a pinned buffer
+    reads the buffer, hashes it with an engine of its own, and drops the
+    parent's objects without tearing down what belongs to the parent (its
+    GPU device); the parent goes on hashing with both."""
+    try:
+        engine = bb.Engine(backend=backend, threads=2)
+    except RuntimeError:
+        pytest.skip(f"no {backend} engine here")
+    rows, size = 64, 100
+    buffer = engine.pinned_buffer(rows * size)
+    view = np.asarray(buffer).reshape(rows, size)
+    view[:] = np.arange(rows * size).reshape(rows, size) % 251
+    want = [blake3.blake3(row.tobytes()).digest() for row in view]
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: report, never return into pytest
+        status = b"?"
+        try:
+            got = [bytes(row) for row in bb.Engine(threads=2).hash_records(view)]
+            status = b"hashed" if got == want else b"wrong"
+            engine.close()
+            del engine, buffer, view
+            gc.collect()
+            status += b" released"
+        finally:
+            os.write(write, status)
+            os._exit(0)
+    os.close(write)
+    # Dropping the parent's GPU device in the child hung it on lavapipe:
+    # wait a while, not for ever.
+    deadline = time.monotonic() + 60
+    while os.waitpid(pid, os.WNOHANG) == (0, 0):
+        if time.monotonic() > deadline:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            pytest.fail("the child hung letting go of its parent's engine")
+        time.sleep(0.01)
+    assert os.read(read, 100) == b"hashed released"
+    assert [bytes(row) for row in engine.hash_records(view)] == want
 
 
 def test_a_view_keeps_its_buffer_alive_after_the_engine_is_closed():
