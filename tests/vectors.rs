@@ -10,11 +10,7 @@ use common::{all_engines, pack, vector_input, vectors};
 #[test]
 fn every_vector_alone_through_every_layout() {
     let vectors = vectors();
-    let modes = [
-        Mode::Hash,
-        Mode::KeyedHash(&vectors.key),
-        Mode::DeriveKey(&vectors.context),
-    ];
+    let modes = vectors.modes();
     for (name, engine) in all_engines() {
         for mode in modes {
             for case in &vectors.cases {
@@ -56,11 +52,7 @@ fn every_vector_alone_through_every_layout() {
 #[test]
 fn all_vectors_in_one_mixed_batch_through_every_layout() {
     let vectors = vectors();
-    let modes = [
-        Mode::Hash,
-        Mode::KeyedHash(&vectors.key),
-        Mode::DeriveKey(&vectors.context),
-    ];
+    let modes = vectors.modes();
     // Each vector twice, interleaved, so block-count groups mix lengths and
     // lanes are filled from scattered input positions.
     let inputs: Vec<Vec<u8>> = vectors
@@ -104,11 +96,7 @@ fn all_vectors_in_one_mixed_batch_through_every_layout() {
 #[test]
 fn all_vectors_in_one_mixed_batch_from_pinned_memory() {
     let vectors = vectors();
-    let modes = [
-        Mode::Hash,
-        Mode::KeyedHash(&vectors.key),
-        Mode::DeriveKey(&vectors.context),
-    ];
+    let modes = vectors.modes();
     let inputs: Vec<Vec<u8>> = vectors
         .cases
         .iter()
@@ -144,11 +132,7 @@ fn all_vectors_in_one_mixed_batch_from_pinned_memory() {
 #[test]
 fn every_vector_as_a_batch_of_fixed_size_records() {
     let vectors = vectors();
-    let modes = [
-        Mode::Hash,
-        Mode::KeyedHash(&vectors.key),
-        Mode::DeriveKey(&vectors.context),
-    ];
+    let modes = vectors.modes();
     for (name, engine) in all_engines() {
         for mode in modes {
             for case in vectors.cases.iter().filter(|case| case.input_len > 0) {

@@ -7,9 +7,8 @@ use std::time::Duration;
 
 use super::info::GpuInfo;
 use super::layout::{
-    buffer_shader, slab_shader, CHECK_PACKED_ENTRY, CHUNKS_ENTRY, DEFAULT_WORKGROUP_SIZE,
-    HASH_BUFFER_RECORDS_ENTRY, HASH_PACKED_ENTRY, PARENTS_ENTRY, RECORDS_ENTRY, TABLE_ENTRY,
-    VERBATIM_CHUNKS_ENTRY, VERBATIM_ENTRY, VERBATIM_RECORDS_ENTRY,
+    buffer_shader, slab_shader, CHECK_PACKED_ENTRY, DEFAULT_WORKGROUP_SIZE,
+    HASH_BUFFER_RECORDS_ENTRY, HASH_PACKED_ENTRY, SLAB_ENTRIES,
 };
 use super::settings::{DeviceSettings, GpuUpload};
 use crate::error::{Error, ErrorKind};
@@ -245,22 +244,12 @@ impl GpuDevice {
                 })
                 .collect::<Vec<_>>()
         };
-        let [table_pipeline, records_pipeline, verbatim_pipeline, verbatim_records_pipeline, chunks_pipeline, verbatim_chunks_pipeline, parents_pipeline] =
-            pipelines(
-                slab_shader(),
-                &bind_layout,
-                &[
-                    TABLE_ENTRY,
-                    RECORDS_ENTRY,
-                    VERBATIM_ENTRY,
-                    VERBATIM_RECORDS_ENTRY,
-                    CHUNKS_ENTRY,
-                    VERBATIM_CHUNKS_ENTRY,
-                    PARENTS_ENTRY,
-                ],
-            )
+        // In `SLAB_ENTRIES`' order.
+        let slab_pipelines: [_; 7] = pipelines(slab_shader(), &bind_layout, &SLAB_ENTRIES)
             .try_into()
             .unwrap_or_else(|_| unreachable!("seven entries, seven pipelines"));
+        let [table_pipeline, records_pipeline, verbatim_pipeline, verbatim_records_pipeline, chunks_pipeline, verbatim_chunks_pipeline, parents_pipeline] =
+            slab_pipelines;
         let [check_packed, hash_packed, hash_records] = pipelines(
             buffer_shader(),
             &buffer_layout,

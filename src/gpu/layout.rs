@@ -46,6 +46,18 @@ pub(crate) const STATUS_TOO_LONG: u32 = 4;
 /// (the shader's `workgroup_size` override).
 pub(crate) const DEFAULT_WORKGROUP_SIZE: u32 = 64;
 
+/// The slab shader's entry points, in the order `GpuDevice` makes their
+/// pipelines.
+pub(crate) const SLAB_ENTRIES: [&str; 7] = [
+    TABLE_ENTRY,
+    RECORDS_ENTRY,
+    VERBATIM_ENTRY,
+    VERBATIM_RECORDS_ENTRY,
+    CHUNKS_ENTRY,
+    VERBATIM_CHUNKS_ENTRY,
+    PARENTS_ENTRY,
+];
+
 /// The shader's entry point for blobs found through the table.
 pub(crate) const TABLE_ENTRY: &str = "hash_table";
 
@@ -237,15 +249,7 @@ mod tests {
         assert!(slabs.contains("const SKIP: u32 = 0xffffffffu;"));
         assert!(slabs.contains("const NOT_ROOT: u32 = 0xffffffffu;"));
         assert_eq!(NOT_ROOT, 0xffff_ffff);
-        for entry in [
-            TABLE_ENTRY,
-            RECORDS_ENTRY,
-            VERBATIM_ENTRY,
-            VERBATIM_RECORDS_ENTRY,
-            CHUNKS_ENTRY,
-            VERBATIM_CHUNKS_ENTRY,
-            PARENTS_ENTRY,
-        ] {
+        for entry in SLAB_ENTRIES {
             assert!(slabs.contains(&format!("fn {entry}(")), "{entry}");
         }
         for entry in [

@@ -15,6 +15,17 @@ pub struct Vectors {
     pub cases: Vec<Case>,
 }
 
+impl Vectors {
+    /// The three modes with the vectors' key and context.
+    pub fn modes(&self) -> [Mode<'_>; 3] {
+        [
+            Mode::Hash,
+            Mode::KeyedHash(&self.key),
+            Mode::DeriveKey(&self.context),
+        ]
+    }
+}
+
 /// One vector: the input length and the digests (first 32 bytes of each
 /// extended output).
 pub struct Case {
