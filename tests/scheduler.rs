@@ -397,4 +397,39 @@ fn auto_splits_a_pinned_batch_it_would_keep_on_the_cpu() {
         matches!(planned.choice, Choice::Split { .. }),
         "{planned:?}"
     );
+    // Mixed lengths from an odd byte, copied as they lie: planned with the
+    // pinned upload rate and no packing, and split.
+    let mut offsets = vec![3u64];
+    while offsets.len() < 6000 {
+        let last = *offsets.last().unwrap();
+        offsets.push(last + (offsets.len() as u64 * 37) % 1025);
+    }
+    let count = offsets.len() - 1;
+    assert!(*offsets.last().unwrap() as usize <= pinned.len());
+    let packed = engine.plan_packed(&ordinary, &offsets);
+    let planned = engine.plan_packed(&pinned, &offsets);
+    assert!(
+        matches!(planned.choice, Choice::Split { .. }),
+        "{planned:?}"
+    );
+    assert!(
+        planned.gpu_sec.unwrap() < packed.gpu_sec.unwrap() / 10.0,
+        "{planned:?} {packed:?}"
+    );
+    let mut out = vec![[0u8; 32]; count];
+    engine
+        .hash_packed_into(Mode::Hash, &ordinary, &offsets, &mut out)
+        .unwrap();
+    let mut split = vec![[0u8; 32]; count];
+    engine
+        .hash_packed_into(Mode::Hash, &pinned, &offsets, &mut split)
+        .unwrap();
+    let timings = engine.last_gpu_timings().expect("mixed, pinned: split");
+    assert!((1..count).contains(&timings.gpu_blobs), "{timings:?}");
+    assert!(timings.bytes_in_place > 0, "{timings:?}");
+    assert!(out == split);
+    for (index, digest) in split.iter().enumerate() {
+        let blob = &ordinary[offsets[index] as usize..offsets[index + 1] as usize];
+        assert_eq!(digest, blake3::hash(blob).as_bytes(), "mixed: blob {index}");
+    }
 }
