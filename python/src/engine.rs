@@ -88,17 +88,18 @@ impl PyEngine {
     pub fn built_here(&self) -> bool {
         self.pid == std::process::id()
     }
+}
 
-    /// Lets go of `engine`: dropped in the process that built it, left to
-    /// the process's exit in a child forked from it, where its thread pool
-    /// and GPU device are the parent's. A child shares the parent's GPU
-    /// driver handles, so tearing the device down there could reach the
-    /// parent's, and a lock some parent thread held at the fork stays
-    /// locked in the child for good.
-    fn release(&self, engine: Option<Engine>) {
-        if !self.built_here() {
-            std::mem::forget(engine);
-        }
+/// Lets go of `owned`, made in process `pid`: dropped there, left to the
+/// process's exit in a child forked from it, where an engine's thread pool
+/// and GPU device, and a pinned buffer's GPU memory, are the parent's. A
+/// child shares the parent's GPU driver handles, so tearing them down there
+/// could reach the parent's, and a lock some parent thread held at the fork
+/// stays locked in the child for good (dropping a GPU engine in a child
+/// hung it on lavapipe).
+pub fn release_in<T>(pid: u32, owned: T) {
+    if pid != std::process::id() {
+        std::mem::forget(owned);
     }
 }
 
@@ -109,7 +110,7 @@ impl Drop for PyEngine {
             .get_mut()
             .unwrap_or_else(|poison| poison.into_inner())
             .take();
-        self.release(engine);
+        release_in(self.pid, engine);
     }
 }
 
@@ -293,8 +294,7 @@ impl PyEngine {
     /// `ValueError`. A call already running on another thread finishes.
     fn close(&self) {
         if let Ok(mut engine) = self.engine.write() {
-            let engine = engine.take();
-            self.release(engine);
+            release_in(self.pid, engine.take());
         }
     }
 

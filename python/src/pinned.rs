@@ -5,6 +5,8 @@ use blake3_batch::PinnedBuffer;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
+use crate::engine::release_in;
+
 /// Bytes in pinned host memory of an engine's GPU (ordinary memory where
 /// the engine has none). `numpy.asarray(buffer)` is a writable `uint8`
 /// view of them, which keeps the buffer alive: fill it (`file.readinto`,
@@ -24,8 +26,7 @@ pub struct PyPinnedBuffer {
     address: usize,
     /// Their length, kept so as not to borrow them to ask.
     len: usize,
-    pinned: bool,
-    /// The process that made it ([`crate::engine::PyEngine`] says why).
+    /// The process that made it ([`release_in`] says why).
     pid: u32,
 }
 
@@ -34,7 +35,6 @@ impl PyPinnedBuffer {
         let len = buffer.len();
         let address = buffer.as_mut_ptr() as usize;
         PyPinnedBuffer {
-            pinned: buffer.is_pinned(),
             buffer: Some(buffer),
             address,
             len,
@@ -44,13 +44,8 @@ impl PyPinnedBuffer {
 }
 
 impl Drop for PyPinnedBuffer {
-    /// In a process forked from the one that made it, the buffer is left
-    /// to the process's exit: it belongs to the parent's GPU device, which
-    /// the child must not touch (`PyEngine`'s drop says why).
     fn drop(&mut self) {
-        if self.pid != std::process::id() {
-            std::mem::forget(self.buffer.take());
-        }
+        release_in(self.pid, self.buffer.take());
     }
 }
 
@@ -60,7 +55,7 @@ impl PyPinnedBuffer {
     /// memory, hashed as any other).
     #[getter]
     fn pinned(&self) -> bool {
-        self.pinned
+        self.buffer.as_ref().is_some_and(PinnedBuffer::is_pinned)
     }
 
     /// The buffer's size in bytes.
@@ -90,7 +85,7 @@ impl PyPinnedBuffer {
         format!(
             "PinnedBuffer(nbytes={}, pinned={})",
             self.len,
-            if self.pinned { "True" } else { "False" }
+            if self.pinned() { "True" } else { "False" }
         )
     }
 }

@@ -154,7 +154,8 @@ pub(crate) fn pack<S: BlobSource>(
 /// where a slab of at most 1 KiB has no room for one).
 fn verbatim_records_fit(bytes: &[u8], len: usize, plan: SlabPlan) -> usize {
     let room = (plan.data_bytes as usize).saturating_sub(2 * COPY_SLACK);
-    (bytes.len().checked_div(len).unwrap_or(0)).min(room.checked_div(len).unwrap_or(0))
+    let records = |bytes: usize| bytes.checked_div(len).unwrap_or(0);
+    records(bytes.len()).min(records(room))
 }
 
 /// The records of `len` (1..=1024) bytes from blob `start` on that make up
@@ -326,7 +327,7 @@ pub(crate) fn records_in_place<S: BlobSource>(
 /// Whether blobs of `len` bytes back to back in `bytes` can be copied as
 /// they lie: a whole number of loads, at most 1 KiB (and `max_blob`), from
 /// a 4-byte boundary (the GPU's copies move whole words).
-pub(crate) fn fits_in_place(bytes: &[u8], len: usize, max_blob: usize) -> bool {
+fn fits_in_place(bytes: &[u8], len: usize, max_blob: usize) -> bool {
     len > 0
         && len.is_multiple_of(LOAD_BYTES)
         && len <= MAX_ONE_INVOCATION.min(max_blob)
