@@ -206,15 +206,21 @@ fn measure_gpu(engine: &Engine, cpu: &CpuRates, software: bool) -> Result<GpuRat
     // Without GPU timestamps the stages cannot be told apart: charge it
     // all to the shader and treat the bus as free.
     let (upload, kernel, download) = match (timings.dispatch, timings.download) {
-        (Some(dispatch), Some(download)) => {
-            let rest = streaming - seconds(dispatch) - seconds(download);
-            (
-                timings.bytes_uploaded as f64 / rest.max(streaming / 100.0),
-                blobs / seconds(dispatch),
-                32.0 * blobs / seconds(download),
-            )
-        }
+        (Some(dispatch), Some(download)) => (
+            upload_rate(&timings, streaming),
+            blobs / seconds(dispatch),
+            32.0 * blobs / seconds(download),
+        ),
         _ => (1e12, blobs / streaming, 1e12),
+    };
+    // The same with one thread packing, which says how many a split keeps
+    // to pack the GPU's share.
+    let upload_one_thread = match (timings.dispatch, timings.download) {
+        (Some(_), Some(_)) => {
+            let timings = streaming_timings(engine, &data, &offsets, true, false)?;
+            Some(upload_rate(&timings, streaming_of(&timings)))
+        }
+        _ => None,
     };
     // From pinned memory the upload is all the stream does besides the
     // shader and the digests, which cost the same as above.
@@ -240,6 +246,7 @@ fn measure_gpu(engine: &Engine, cpu: &CpuRates, software: bool) -> Result<GpuRat
     let mut rates = GpuRates {
         latency_sec: latency.as_secs_f64(),
         upload_bytes_per_sec: upload,
+        upload_one_thread_bytes_per_sec: upload_one_thread,
         pinned_upload_bytes_per_sec: pinned_upload,
         pinned_blob_sec: pinned_blob,
         split_slowdown: None,
@@ -257,6 +264,16 @@ fn measure_gpu(engine: &Engine, cpu: &CpuRates, software: bool) -> Result<GpuRat
     rates.split_slowdown = Some(split_slowdown(engine, cpu, &rates, large as usize)?);
     rates.small_split_slowdown = Some(split_slowdown(engine, cpu, &rates, small as usize)?);
     Ok(rates)
+}
+
+/// The upload's rate in a stream that took `streaming` seconds past the
+/// fixed latency: everything but the shader and the digests' copy, which
+/// the GPU timed (at most a hundredth of the stream is counted as
+/// anything else, against a timing gone wrong).
+fn upload_rate(timings: &GpuTimings, streaming: f64) -> f64 {
+    let gpu_timed = |stage: Option<Duration>| stage.map_or(0.0, |time| time.as_secs_f64());
+    let rest = streaming - gpu_timed(timings.dispatch) - gpu_timed(timings.download);
+    timings.bytes_uploaded as f64 / rest.max(streaming / 100.0)
 }
 
 /// Splits of `bytes` of 64-byte and of 1 KiB blobs, from ordinary
@@ -291,12 +308,14 @@ fn split_slowdown(
         let share = scheduler::plan_for(&shape, &profile, threads, in_place)
             .gpu_share
             .clamp(SPLIT_SHARE_MIN, 1.0 - SPLIT_SHARE_MIN);
-        let predicted = scheduler::split_seconds(&shape, &profile, threads, in_place, share);
+        let split = scheduler::split_at_share(&shape, &profile, threads, in_place, share);
         let mut slots = digest_slots(engine, offsets.len() - 1, pinned)?;
         let out = slots.as_digests_mut();
-        let measured = best_time(|| engine.hash_packed_split(bytes, &offsets, out, share))?;
+        let measured = best_time(|| {
+            engine.hash_packed_split(bytes, &offsets, out, (share, split.packing_threads))
+        })?;
         Ok(Some(
-            (measured.as_secs_f64() / predicted).clamp(SLOWDOWN_MIN, SLOWDOWN_MAX),
+            (measured.as_secs_f64() / split.seconds).clamp(SLOWDOWN_MIN, SLOWDOWN_MAX),
         ))
     };
     let tiny = measure(64, false)?.unwrap_or(1.0);

@@ -587,7 +587,10 @@ impl Engine {
                     self.run_cpu(mode, source, out);
                 }
             }
-            Choice::Split { gpu_blobs } => {
+            Choice::Split {
+                gpu_blobs,
+                packing_threads,
+            } => {
                 let (gpu_out, cpu_out) = out.split_at_mut(gpu_blobs);
                 let gpu_part = Span {
                     source,
@@ -603,12 +606,24 @@ impl Engine {
                 // (reading digests back) stays on this thread rather than
                 // queueing behind the CPU share's jobs in the pool, which
                 // held the GPU share of 64-byte blobs to half its rate.
-                let gpu_threads = match in_place {
-                    true => Threads::One,
-                    false => self.cpu_threads(),
+                // A packed share has threads of the pool kept free for its
+                // packing: the pool's workers take the CPU share's jobs
+                // first and run each until that share is done, so packing
+                // asked of them meanwhile waits for the end of the CPU's
+                // share.
+                let all = self.cpu_threads();
+                let (cpu_threads, gpu_threads) = match (in_place, packing_threads) {
+                    (true, _) => (all, Threads::One),
+                    (false, 0) => (all, all),
+                    (false, packers) => {
+                        let hashers = self.inner.threads.saturating_sub(packers).max(1);
+                        (all.part(hashers), all.part(packers))
+                    }
                 };
                 let gpu_result = std::thread::scope(|scope| {
-                    scope.spawn(|| self.run_cpu(mode, &cpu_part, cpu_out));
+                    scope.spawn(|| {
+                        hash_source(self.inner.kernel, cpu_threads, mode, &cpu_part, cpu_out)
+                    });
                     self.run_gpu(gpu, mode, &gpu_part, gpu_out, LongBlobs::OnCpu, gpu_threads)
                 });
                 if gpu_result.is_err() {
@@ -827,7 +842,10 @@ impl Engine {
     ) -> Choice {
         let (profile, threads) = (&self.inner.profile, self.inner.threads);
         match (self.inner.gpu_share, bytes) {
-            (Some(share), _) => forced_split(share, count),
+            (Some(share), _) => forced_split(share, count, || {
+                scheduler::split_at_share(&shape(), profile, threads, in_place, share)
+                    .packing_threads
+            }),
             (None, Some(bytes)) if scheduler::cpu_surely_faster(count, bytes, profile, threads) => {
                 Choice::Cpu
             }
@@ -887,7 +905,7 @@ impl Engine {
         data: &[u8],
         offsets: &[u64],
         out: &mut [[u8; 32]],
-        share: f64,
+        (share, packing_threads): (f64, usize),
     ) -> Result<(), Error> {
         // Checked as Auto checks the batches it splits: calibration times
         // this against the model. With the offsets checked on one thread,
@@ -898,7 +916,7 @@ impl Engine {
         check_output(source.count(), out)?;
         let gpu = self.require_gpu()?;
         let in_place = gpu.copies_in_place(&source);
-        let choice = forced_split(share, source.count());
+        let choice = forced_split(share, source.count(), || packing_threads);
         self.run_choice(gpu, Mode::Hash, &source, out, choice, in_place);
         Ok(())
     }
@@ -1008,13 +1026,17 @@ fn packed_bytes<O: Offset>(offsets: &[O]) -> u64 {
     }
 }
 
-/// The choice that sends the first `share` of `count` blobs to the GPU.
-fn forced_split(share: f64, count: usize) -> Choice {
+/// The choice that sends the first `share` of `count` blobs to the GPU,
+/// packed on `packing_threads()` kept from the CPU's share if it splits.
+fn forced_split(share: f64, count: usize, packing_threads: impl FnOnce() -> usize) -> Choice {
     let gpu_blobs = ((share * count as f64).round() as usize).min(count);
     match gpu_blobs {
         0 => Choice::Cpu,
         all if all == count => Choice::Gpu,
-        gpu_blobs => Choice::Split { gpu_blobs },
+        gpu_blobs => Choice::Split {
+            gpu_blobs,
+            packing_threads: packing_threads(),
+        },
     }
 }
 

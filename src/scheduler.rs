@@ -157,8 +157,16 @@ pub struct GpuRates {
     /// Fixed cost of one batch: submission, first map, synchronisation.
     pub latency_sec: f64,
     /// Host-to-device bytes per second (blob data and table), packing
-    /// included.
+    /// included, on all of the engine's threads.
     pub upload_bytes_per_sec: f64,
+    /// The same with one thread packing: with [`upload_bytes_per_sec`](
+    /// Self::upload_bytes_per_sec), how many threads a split keeps to pack
+    /// the GPU's share (a bus that one core fills needs no more); `None`
+    /// where not measured (packing is then taken to need every thread for
+    /// the rate on all of them, so that keeping threads for it never
+    /// looks better than sharing them).
+    #[serde(default)]
+    pub upload_one_thread_bytes_per_sec: Option<f64>,
     /// Host-to-device bytes per second of blobs the GPU copies from where
     /// they lie in a [`PinnedBuffer`](crate::PinnedBuffer), which costs the
     /// CPU nothing; `None` where not measured (the packed rate stands in).
@@ -203,6 +211,16 @@ pub const SPLIT_LARGE_BYTES: u64 = 256 << 20;
 pub const SPLIT_SMALL_BYTES: u64 = 16 << 20;
 
 impl GpuRates {
+    /// The upload rate with `packers` of the engine's `threads` packing:
+    /// `packers` times the one-thread rate, up to the rate on all of them.
+    fn packing_rate_on(&self, packers: usize, threads: usize) -> f64 {
+        let all = self.upload_bytes_per_sec;
+        let one = self
+            .upload_one_thread_bytes_per_sec
+            .unwrap_or(all / threads.max(1) as f64);
+        (one * packers as f64).min(all)
+    }
+
     /// The slowdown of a split of `bytes` in blobs of `average` bytes,
     /// copied from a pinned buffer if `in_place`: the small split's figure
     /// up to its size, the large one's from its size, between them
@@ -310,6 +328,11 @@ pub enum Choice {
     Split {
         /// Blobs, from the start of the batch, that go to the GPU.
         gpu_blobs: usize,
+        /// The engine's threads kept to pack the GPU's blobs while the
+        /// others hash the CPU's; 0 where nothing is packed (the GPU
+        /// copies the blobs from a [`PinnedBuffer`](crate::PinnedBuffer))
+        /// or where the packing takes turns on every thread.
+        packing_threads: usize,
     },
 }
 
@@ -372,12 +395,25 @@ pub(crate) fn plan_for(
         Some(gpu) if !gpu.software && shape.small_blobs() > 1 => gpu,
         _ => return cpu_only,
     };
-    let sides = Sides::of(shape, (cpu_small, cpu_large), gpu, in_place);
-    // All small blobs on the GPU, the large ones on the CPU meanwhile.
-    let gpu_sec = sides.split_at(1.0);
-    let share = sides.balanced_share();
-    let split_sec =
-        sides.split_at(share) * gpu.split_slowdown_at(shape.bytes, shape.small_average(), in_place);
+    // All small blobs on the GPU, packed on every thread, the large ones
+    // on the CPU meanwhile.
+    let whole = Packing::all_threads(in_place);
+    let gpu_sec = Sides::of(shape, profile, gpu, threads, whole).split_at(1.0);
+    // The best split: the share that finishes both sides together, for
+    // the packing that makes that soonest.
+    let (share, packing, split_sec) = Packing::candidates(threads, in_place)
+        .map(|packing| {
+            let sides = Sides::of(shape, profile, gpu, threads, packing);
+            let share = sides.balanced_share();
+            (share, packing, sides.split_at(share))
+        })
+        .fold((0.0, whole, f64::INFINITY), |best, next| {
+            match next.2 < best.2 {
+                true => next,
+                false => best,
+            }
+        });
+    let split_sec = split_sec * gpu.split_slowdown_at(shape.bytes, shape.small_average(), in_place);
     let mut plan = Plan {
         gpu_sec: Some(gpu_sec),
         split_sec: Some(split_sec),
@@ -388,6 +424,7 @@ pub(crate) fn plan_for(
     plan.choice = if split_sec < best_single * SPLIT_MARGIN && share > 0.0 && share < 1.0 {
         Choice::Split {
             gpu_blobs: ((shape.blobs as f64 * share).round() as usize).clamp(1, shape.blobs - 1),
+            packing_threads: packing.reserved(),
         }
     } else if gpu_sec < cpu_sec {
         Choice::Gpu
@@ -434,63 +471,144 @@ pub(crate) fn cpu_surely_faster(
     cpu_at_most <= gpu.latency_sec * (least_slowdown / SPLIT_MARGIN).min(1.0)
 }
 
-/// The model's time for the GPU taking `share` of the small blobs of
-/// `shape` and the CPU the rest, as measured rates alone predict it (no
-/// [`SplitSlowdown`]); infinite without a GPU in the profile.
-pub(crate) fn split_seconds(
+/// A split at a given share, as the model sees it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct SplitAtShare {
+    /// The time measured rates alone predict (no [`SplitSlowdown`]);
+    /// infinite without GPU rates in the profile.
+    pub seconds: f64,
+    /// Threads kept from the CPU's share to pack the GPU's (see
+    /// [`Choice::Split`]).
+    pub packing_threads: usize,
+}
+
+/// The model's split of `shape` with the GPU taking `share` of its small
+/// blobs and the CPU the rest, packed the way that finishes soonest.
+/// Without GPU rates, the packing keeps threads in proportion to the
+/// share (at least one, and one fewer than all).
+pub(crate) fn split_at_share(
     shape: &BatchShape,
     profile: &Profile,
     threads: usize,
     in_place: bool,
     share: f64,
-) -> f64 {
-    match &profile.gpu {
-        Some(gpu) => Sides::of(
-            shape,
-            cpu_seconds(shape, &profile.cpu, threads),
-            gpu,
-            in_place,
+) -> SplitAtShare {
+    let Some(gpu) = &profile.gpu else {
+        let packing_threads = match (in_place, threads) {
+            (true, _) | (false, 0..=1) => 0,
+            (false, _) => ((threads as f64 * share).round() as usize).clamp(1, threads - 1),
+        };
+        return SplitAtShare {
+            seconds: f64::INFINITY,
+            packing_threads,
+        };
+    };
+    Packing::candidates(threads, in_place)
+        .map(|packing| SplitAtShare {
+            seconds: Sides::of(shape, profile, gpu, threads, packing).split_at(share),
+            packing_threads: packing.reserved(),
+        })
+        .fold(
+            SplitAtShare {
+                seconds: f64::INFINITY,
+                packing_threads: 0,
+            },
+            |best, next| match next.seconds < best.seconds {
+                true => next,
+                false => best,
+            },
         )
-        .split_at(share),
-        None => f64::INFINITY,
+}
+
+/// How a split uploads the GPU's share, as far as the CPU's threads go.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Packing {
+    /// The GPU copies the blobs from a pinned buffer where they lie:
+    /// nothing to pack, every thread hashes the CPU's share.
+    InPlace,
+    /// Packed on every thread, taking turns with the CPU's share: the
+    /// CPU's side pays for the packing as well as its own blobs.
+    Shared,
+    /// Packed on this many threads (at least one), kept from the CPU's
+    /// share, which hashes on the rest meanwhile.
+    Reserved(usize),
+}
+
+impl Packing {
+    /// How a batch wholly on the GPU is uploaded: every thread packs.
+    fn all_threads(in_place: bool) -> Packing {
+        match in_place {
+            true => Packing::InPlace,
+            false => Packing::Shared,
+        }
+    }
+
+    /// The ways a split of a batch on `threads` threads may pack.
+    fn candidates(threads: usize, in_place: bool) -> impl Iterator<Item = Packing> {
+        let reserved = match in_place {
+            true => 0..0,
+            false => 1..threads.max(1),
+        };
+        std::iter::once(Packing::all_threads(in_place)).chain(reserved.map(Packing::Reserved))
+    }
+
+    /// Threads kept from the CPU's share.
+    fn reserved(self) -> usize {
+        match self {
+            Packing::Reserved(threads) => threads,
+            Packing::InPlace | Packing::Shared => 0,
+        }
     }
 }
 
 /// The predicted times a split is made of, in seconds.
 struct Sides {
     latency: f64,
-    /// The blobs of at most 1 KiB, and the longer ones, on the CPU.
+    /// The blobs of at most 1 KiB, and the longer ones, on the CPU's
+    /// threads (those the packing leaves).
     cpu_small: f64,
     cpu_large: f64,
     /// The blobs of at most 1 KiB on the GPU: upload, shader, download.
     gpu_work: f64,
-    /// The part of that upload the engine's threads pack, so that it also
-    /// keeps the CPU side busy: none where the GPU copies the blobs from
-    /// where they lie.
+    /// The part of that upload packed on the CPU's own threads, so that it
+    /// also keeps the CPU's side busy: only where they take turns.
     upload: f64,
 }
 
 impl Sides {
-    /// The sides of `shape` from the CPU's times for its small and its
-    /// large blobs and the GPU's rates.
+    /// The sides of `shape` on `threads` threads, the GPU's share uploaded
+    /// as `packing` says.
     fn of(
         shape: &BatchShape,
-        (cpu_small, cpu_large): (f64, f64),
+        profile: &Profile,
         gpu: &GpuRates,
-        in_place: bool,
+        threads: usize,
+        packing: Packing,
     ) -> Sides {
-        let (gpu_work, packing) = gpu_seconds_small(shape, gpu, in_place);
+        let cpu_threads = threads - packing.reserved();
+        let (cpu_small, cpu_large) = cpu_seconds(shape, &profile.cpu, cpu_threads);
+        let upload_rate = match packing {
+            Packing::InPlace => gpu
+                .pinned_upload_bytes_per_sec
+                .unwrap_or(gpu.upload_bytes_per_sec),
+            Packing::Shared => gpu.upload_bytes_per_sec,
+            Packing::Reserved(packers) => gpu.packing_rate_on(packers, threads),
+        };
+        let (gpu_work, packing_sec) = gpu_seconds_small(shape, gpu, upload_rate, packing);
         Sides {
             latency: gpu.latency_sec,
             cpu_small,
             cpu_large,
             gpu_work,
-            upload: if in_place { 0.0 } else { packing },
+            upload: match packing {
+                Packing::Shared => packing_sec,
+                Packing::InPlace | Packing::Reserved(_) => 0.0,
+            },
         }
     }
 
     /// The time with the GPU taking `share` of the small blobs and the CPU
-    /// the rest, every large blob and the packing of the GPU's share.
+    /// the rest, every large blob and any packing on its threads.
     fn split_at(&self, share: f64) -> f64 {
         (self.latency + share * self.gpu_work)
             .max(self.cpu_large + (1.0 - share) * self.cpu_small + share * self.upload)
@@ -543,19 +661,21 @@ fn cpu_seconds_large(shape: &BatchShape, cpu: &CpuRates, threads: usize) -> f64 
     shape.large_bytes as f64 / rate
 }
 
-/// GPU time for every small blob, without the fixed latency: upload,
-/// shader and download, which a pipelined stream overlaps only partly, so
-/// they are added (the conservative side); and the upload's part of it.
-fn gpu_seconds_small(shape: &BatchShape, gpu: &GpuRates, in_place: bool) -> (f64, f64) {
+/// GPU time for every small blob, without the fixed latency: upload
+/// (at `upload_rate`), shader and download, which a pipelined stream
+/// overlaps only partly, so they are added (the conservative side); and
+/// the upload's part of it.
+fn gpu_seconds_small(
+    shape: &BatchShape,
+    gpu: &GpuRates,
+    upload_rate: f64,
+    packing: Packing,
+) -> (f64, f64) {
     let blobs = shape.small_blobs() as f64;
-    let rate = match gpu.pinned_upload_bytes_per_sec {
-        Some(pinned) if in_place => pinned,
-        _ => gpu.upload_bytes_per_sec,
-    };
-    let upload = (shape.small_bytes() as f64 + 8.0 * blobs) / rate;
+    let upload = (shape.small_bytes() as f64 + 8.0 * blobs) / upload_rate;
     let kernel = blobs / gpu.kernel_blobs_per_sec
-        + match gpu.pinned_blob_sec {
-            Some(seconds) if in_place => blobs * seconds,
+        + match (gpu.pinned_blob_sec, packing) {
+            (Some(seconds), Packing::InPlace) => blobs * seconds,
             _ => 0.0,
         };
     let download = 32.0 * blobs / gpu.download_bytes_per_sec;
@@ -639,6 +759,7 @@ mod tests {
             gpu: Some(GpuRates {
                 latency_sec: 200e-6,
                 upload_bytes_per_sec: 25e9,
+                upload_one_thread_bytes_per_sec: None,
                 pinned_upload_bytes_per_sec: None,
                 pinned_blob_sec: None,
                 split_slowdown: None,
@@ -671,22 +792,40 @@ mod tests {
         let split = plan.split_sec.unwrap();
         assert!(gpu < plan.cpu_sec, "{plan:?}");
         match plan.choice {
-            Choice::Split { gpu_blobs } => {
+            Choice::Split {
+                gpu_blobs,
+                packing_threads,
+            } => {
                 assert!(split < gpu.min(plan.cpu_sec));
                 let share = gpu_blobs as f64 / shape.blobs as f64;
                 assert!((share - plan.gpu_share).abs() < 1e-3, "{plan:?}");
-                // Both sides finish together at the predicted time, the
-                // CPU's including the packing of the GPU's share.
+                // Both sides finish together at the predicted time: the
+                // CPU's on the threads the packing leaves it, or packing
+                // the GPU's share too where none are kept for that.
                 let rates = fast_gpu();
-                let (gpu_work, upload) =
-                    gpu_seconds_small(&shape, rates.gpu.as_ref().unwrap(), false);
+                let gpu_rates = rates.gpu.as_ref().unwrap();
+                let (upload_rate, cpu_threads) = match packing_threads {
+                    0 => (gpu_rates.upload_bytes_per_sec, 2),
+                    packers => (gpu_rates.packing_rate_on(packers, 2), 2 - packers),
+                };
+                let packing = match packing_threads {
+                    0 => Packing::Shared,
+                    packers => Packing::Reserved(packers),
+                };
+                let (gpu_work, upload) = gpu_seconds_small(&shape, gpu_rates, upload_rate, packing);
                 let gpu_side = 200e-6 + plan.gpu_share * gpu_work;
-                let cpu_side = (1.0 - plan.gpu_share) * cpu_seconds_small(&shape, &rates.cpu, 2)
-                    + plan.gpu_share * upload;
+                let cpu_packing = match packing_threads {
+                    0 => plan.gpu_share * upload,
+                    _ => 0.0,
+                };
+                let cpu_side = (1.0 - plan.gpu_share)
+                    * cpu_seconds_small(&shape, &rates.cpu, cpu_threads)
+                    + cpu_packing;
                 assert!(
                     (gpu_side - cpu_side).abs() < 1e-6 * gpu_side.max(1.0),
                     "{gpu_side} {cpu_side}"
                 );
+                assert!((gpu_side - split).abs() < 1e-6 * split, "{plan:?}");
             }
             // A split must beat the GPU alone by the margin to be chosen.
             Choice::Gpu => assert!(split >= gpu * SPLIT_MARGIN, "{plan:?}"),
@@ -712,6 +851,71 @@ mod tests {
         }
     }
 
+    /// On that host, were the packing's rate the bus's and three threads
+    /// enough for it, a split would keep three threads to pack the GPU's
+    /// share while the other thirteen hash: large batches split, beating
+    /// the CPU alone by the margin, and the split the engine runs at the
+    /// planned share keeps the same threads. Small ones stay on the CPU.
+    #[test]
+    fn a_bus_that_few_threads_fill_splits_with_threads_kept_to_pack() {
+        let mut profile = fast_gpu();
+        profile.cpu.chunk_bytes_per_sec = 6.7e9;
+        profile.cpu.thread_efficiency = 0.55;
+        let gpu = profile.gpu.as_mut().unwrap();
+        gpu.upload_bytes_per_sec = 27e9;
+        gpu.upload_one_thread_bytes_per_sec = Some(9e9);
+        gpu.kernel_blobs_per_sec = 1.4e9;
+        for blobs in [1 << 18, 1 << 20] {
+            let shape = uniform(blobs, 1024);
+            let plan = plan(&shape, &profile, 16);
+            let Choice::Split {
+                packing_threads, ..
+            } = plan.choice
+            else {
+                panic!("{blobs}: {plan:?}");
+            };
+            assert_eq!(packing_threads, 3, "{plan:?}");
+            assert!(plan.split_sec.unwrap() < plan.cpu_sec * SPLIT_MARGIN);
+            let forced = split_at_share(&shape, &profile, 16, false, plan.gpu_share);
+            assert_eq!(forced.packing_threads, 3);
+            assert!((forced.seconds - plan.split_sec.unwrap()).abs() < 1e-9);
+        }
+        let small = plan(&uniform(1 << 10, 1024), &profile, 16);
+        assert_eq!(small.choice, Choice::Cpu, "{small:?}");
+        // One thread short of the bus's rate, the split's threads still go
+        // where they finish soonest: more to packing as one packs less.
+        let gpu = profile.gpu.as_mut().unwrap();
+        gpu.upload_one_thread_bytes_per_sec = Some(6e9);
+        let plan = plan(&uniform(1 << 20, 1024), &profile, 16);
+        assert!(
+            matches!(
+                plan.choice,
+                Choice::Split {
+                    packing_threads: 4..=5,
+                    ..
+                }
+            ),
+            "{plan:?}"
+        );
+    }
+
+    /// Without GPU rates a forced split keeps threads to pack in
+    /// proportion to the GPU's share, at least one and one fewer than all;
+    /// with one thread, or blobs copied in place, none.
+    #[test]
+    fn an_unmeasured_forced_split_keeps_threads_by_its_share() {
+        let shape = uniform(1 << 16, 1024);
+        let kept = |threads, in_place, share| {
+            split_at_share(&shape, &cpu_profile(), threads, in_place, share).packing_threads
+        };
+        assert_eq!(kept(16, false, 0.25), 4);
+        assert_eq!(kept(16, false, 0.01), 1);
+        assert_eq!(kept(16, false, 0.99), 15);
+        assert_eq!(kept(2, false, 0.5), 1);
+        assert_eq!(kept(1, false, 0.5), 0);
+        assert_eq!(kept(16, true, 0.5), 0);
+    }
+
     /// On the same host, blobs the GPU copies from a pinned buffer where
     /// they lie cost the CPU no packing: a big batch of them is split (an
     /// H200 host measured 78 GB/s split against 62 on the CPU alone), a
@@ -724,9 +928,15 @@ mod tests {
             let packed = plan_for(&shape, &profile, 16, false);
             assert_eq!(packed.choice, Choice::Cpu, "{blobs}: {packed:?}");
             let pinned = plan_for(&shape, &profile, 16, true);
+            // Nothing to pack: no thread is kept from the CPU's share.
             assert!(
-                matches!(pinned.choice, Choice::Split { .. })
-                    && (0.2..0.5).contains(&pinned.gpu_share),
+                matches!(
+                    pinned.choice,
+                    Choice::Split {
+                        packing_threads: 0,
+                        ..
+                    }
+                ) && (0.2..0.5).contains(&pinned.gpu_share),
                 "{blobs}: {pinned:?}"
             );
             assert!(pinned.predicted_sec() < packed.predicted_sec() * 0.8);
@@ -759,6 +969,7 @@ mod tests {
             gpu: Some(GpuRates {
                 latency_sec: 135.2e-6,
                 upload_bytes_per_sec: 26.12e9,
+                upload_one_thread_bytes_per_sec: None,
                 pinned_upload_bytes_per_sec: Some(43.93e9),
                 pinned_blob_sec: Some(1.647e-9),
                 split_slowdown: None,
@@ -895,6 +1106,7 @@ mod tests {
                 gpu: Some(GpuRates {
                     latency_sec: latency,
                     upload_bytes_per_sec: transfer,
+                    upload_one_thread_bytes_per_sec: None,
                     pinned_upload_bytes_per_sec: Some(transfer * 2.0),
                     pinned_blob_sec: Some(1e-9),
                     split_slowdown: slowdowns.map(|[tiny, chunk, pinned_tiny, pinned_chunk]| {

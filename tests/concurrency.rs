@@ -117,6 +117,7 @@ fn auto_splitting_every_batch_shared_by_eight_threads_is_exact() {
         gpu: Some(GpuRates {
             latency_sec: 1e-9,
             upload_bytes_per_sec: 1e12,
+            upload_one_thread_bytes_per_sec: None,
             pinned_upload_bytes_per_sec: None,
             pinned_blob_sec: None,
             split_slowdown: None,

@@ -74,6 +74,7 @@ fn gpu_first_profile() -> Profile {
         gpu: Some(GpuRates {
             latency_sec: 1e-9,
             upload_bytes_per_sec: 1e12,
+            upload_one_thread_bytes_per_sec: None,
             pinned_upload_bytes_per_sec: None,
             pinned_blob_sec: None,
             split_slowdown: None,

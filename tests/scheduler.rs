@@ -37,6 +37,7 @@ fn even_gpu() -> GpuRates {
     GpuRates {
         latency_sec: 1e-9,
         upload_bytes_per_sec: 1e12,
+        upload_one_thread_bytes_per_sec: None,
         pinned_upload_bytes_per_sec: None,
         pinned_blob_sec: None,
         split_slowdown: None,
@@ -52,6 +53,7 @@ fn fast_gpu() -> GpuRates {
     GpuRates {
         latency_sec: 300e-6,
         upload_bytes_per_sec: 25e9,
+        upload_one_thread_bytes_per_sec: None,
         pinned_upload_bytes_per_sec: None,
         pinned_blob_sec: None,
         split_slowdown: None,
@@ -176,8 +178,14 @@ fn split_execution_matches_blake3_on_the_vectors() {
         .map(|case| vector_input(case.input_len))
         .collect();
     let plan = engine.plan(&BatchShape::of(&blobs));
-    let Choice::Split { gpu_blobs } = plan.choice else {
-        panic!("an even GPU splits the vectors: {plan:?}")
+    // Packing costs next to nothing here, so no thread is kept for it:
+    // it takes turns with the CPU's share on both.
+    let Choice::Split {
+        gpu_blobs,
+        packing_threads: 0,
+    } = plan.choice
+    else {
+        panic!("an even GPU splits the vectors, packing on every thread: {plan:?}")
     };
     assert!(gpu_blobs > 0 && gpu_blobs < blobs.len());
     for mode in [
@@ -334,12 +342,110 @@ fn calibration_measures_sane_rates() {
         rates.pinned_blob_sec.is_none_or(|seconds| seconds >= 0.0),
         "{rates:?}"
     );
+    // With the GPU's stages timed, the upload with one thread packing too.
+    let stamped = gpu
+        .last_gpu_timings()
+        .is_some_and(|timings| timings.dispatch.is_some());
+    assert_eq!(
+        rates.upload_one_thread_bytes_per_sec.is_some(),
+        stamped,
+        "{rates:?}"
+    );
+    assert!(
+        rates
+            .upload_one_thread_bytes_per_sec
+            .is_none_or(|rate| rate.is_finite() && rate > 0.0),
+        "{rates:?}"
+    );
     assert!(
         rates
             .pinned_upload_bytes_per_sec
             .is_none_or(|rate| rate.is_finite() && rate > 0.0),
         "{rates:?}"
     );
+}
+
+/// Where one thread packs as fast as all of them, a split keeps a thread
+/// of two to pack the GPU's share while the other hashes the CPU's, and
+/// the digests stay exact: records, packed blobs of mixed lengths from an
+/// odd byte, and slices, in every mode.
+#[test]
+fn a_split_with_a_thread_kept_to_pack_is_exact() {
+    let gpu = GpuRates {
+        latency_sec: 1e-9,
+        upload_bytes_per_sec: 20e9,
+        upload_one_thread_bytes_per_sec: Some(20e9),
+        pinned_upload_bytes_per_sec: None,
+        pinned_blob_sec: None,
+        split_slowdown: None,
+        small_split_slowdown: None,
+        download_bytes_per_sec: 1e12,
+        kernel_blobs_per_sec: 1e9,
+        software: false,
+    };
+    let Some(engine) = auto(profile(Some(gpu))) else {
+        return;
+    };
+    let vectors = vectors();
+    let mut lengths = (0..3000).map(|i| (i * 37) % 1025);
+    let blobs: Vec<Vec<u8>> = std::iter::from_fn(|| lengths.next())
+        .enumerate()
+        .map(|(i, len)| (0..len).map(|j| (i * 7 + j * 3) as u8).collect())
+        .collect();
+    let (data, offsets) = common::pack(&blobs, 3);
+    let records = vector_input(100 * 3000);
+    let record_plan = engine.plan(&BatchShape::from_lengths(std::iter::repeat_n(100, 3000)));
+    assert!(
+        matches!(
+            record_plan.choice,
+            Choice::Split {
+                packing_threads: 1,
+                ..
+            }
+        ),
+        "{record_plan:?}"
+    );
+    for mode in [
+        Mode::Hash,
+        Mode::KeyedHash(&vectors.key),
+        Mode::DeriveKey(&vectors.context),
+    ] {
+        let planned = engine.plan_packed(&data, &offsets);
+        let Choice::Split {
+            gpu_blobs,
+            packing_threads: 1,
+        } = planned.choice
+        else {
+            panic!("a thread kept to pack: {planned:?}")
+        };
+        let mut out = vec![[0u8; 32]; blobs.len()];
+        engine
+            .hash_packed_into(mode, &data, &offsets, &mut out)
+            .unwrap();
+        let timings = engine.last_gpu_timings().expect("the GPU took part");
+        assert_eq!(timings.gpu_blobs, gpu_blobs, "{timings:?}");
+        for (index, (blob, digest)) in blobs.iter().zip(&out).enumerate() {
+            assert_eq!(
+                *digest,
+                common::reference(mode, blob),
+                "{mode:?} blob {index}"
+            );
+        }
+        let mut out = vec![[0u8; 32]; 3000];
+        engine
+            .hash_records_into(mode, &records, 100, &mut out)
+            .unwrap();
+        let timings = engine.last_gpu_timings().expect("the GPU took part");
+        assert!((1..3000).contains(&timings.gpu_blobs), "{timings:?}");
+        for (index, (record, digest)) in records.chunks(100).zip(&out).enumerate() {
+            assert_eq!(
+                *digest,
+                common::reference(mode, record),
+                "{mode:?} record {index}"
+            );
+        }
+        check_split(&engine, mode, &blobs).unwrap();
+    }
 }
 
 /// Where the profile says packing for the GPU costs the CPU more than it
@@ -350,6 +456,7 @@ fn auto_splits_a_pinned_batch_it_would_keep_on_the_cpu() {
     let gpu = GpuRates {
         latency_sec: 1e-9,
         upload_bytes_per_sec: 1e9,
+        upload_one_thread_bytes_per_sec: None,
         pinned_upload_bytes_per_sec: Some(1e12),
         pinned_blob_sec: Some(0.0),
         split_slowdown: None,

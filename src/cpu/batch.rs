@@ -38,9 +38,30 @@ pub(crate) enum Threads<'p> {
     Pool(&'p rayon::ThreadPool),
     /// On rayon's global pool.
     Global,
+    /// On `workers` threads, the calling thread among them, of this pool
+    /// (or rayon's global one): the pool's other workers stay free for
+    /// other work at the same time, as a split's CPU share leaves them to
+    /// pack the GPU's share.
+    Part {
+        pool: Option<&'p rayon::ThreadPool>,
+        workers: usize,
+    },
 }
 
-impl Threads<'_> {
+impl<'p> Threads<'p> {
+    /// At most `workers` of these threads, the calling thread among them
+    /// (one: the calling thread alone).
+    pub(crate) fn part(self, workers: usize) -> Threads<'p> {
+        let pool = match self {
+            Threads::One => return Threads::One,
+            _ if workers <= 1 => return Threads::One,
+            Threads::Pool(pool) => Some(pool),
+            Threads::Global => None,
+            Threads::Part { pool, .. } => pool,
+        };
+        Threads::Part { pool, workers }
+    }
+
     /// Runs `work` on every item, spread over these threads (the GPU's
     /// packing of a slab: copies too big for one core).
     pub(crate) fn for_each<T: Send>(self, items: Vec<T>, work: impl Fn(T) + Sync + Send) {
@@ -49,8 +70,13 @@ impl Threads<'_> {
             // A lone item is not worth waking a thread for.
             _ if items.len() <= 1 => items.into_iter().for_each(work),
             Threads::One => items.into_iter().for_each(work),
-            Threads::Pool(pool) => pool.install(|| items.into_par_iter().for_each(work)),
-            Threads::Global => items.into_par_iter().for_each(work),
+            Threads::Pool(pool)
+            | Threads::Part {
+                pool: Some(pool), ..
+            } => pool.install(|| items.into_par_iter().for_each(work)),
+            Threads::Global | Threads::Part { pool: None, .. } => {
+                items.into_par_iter().for_each(work)
+            }
         }
     }
 }
@@ -82,7 +108,7 @@ pub(crate) fn hash_source<S: BlobSource>(
         // 1..=1024 took a seventh of the blobs. One unit: those lengths
         // +4 %, 1 KiB +2 %, 64 B +1.5 % (AVX2, side by side).
         Threads::One => hash_unit(&unit, source, 0, out),
-        Threads::Pool(_) | Threads::Global => {
+        Threads::Pool(_) | Threads::Global | Threads::Part { .. } => {
             share(threads, source, out, |first, slots| {
                 hash_unit(&unit, source, first, slots)
             });

@@ -146,6 +146,7 @@ fn workers(threads: Threads) -> usize {
             pool.current_num_threads() + usize::from(pool.current_thread_index().is_none())
         }
         Threads::Global => rayon::current_num_threads(),
+        Threads::Part { workers, .. } => workers,
     }
 }
 
@@ -154,7 +155,10 @@ fn workers(threads: Threads) -> usize {
 fn work_beside(threads: Threads, helpers: usize, drain: &(impl Fn() + Sync), own: impl FnOnce()) {
     let finished = AtomicUsize::new(0);
     match threads {
-        Threads::Pool(pool) => {
+        Threads::Pool(pool)
+        | Threads::Part {
+            pool: Some(pool), ..
+        } => {
             pool.in_place_scope(|scope| spawn_beside(scope, helpers, drain, &finished, own));
         }
         _ => rayon::in_place_scope(|scope| spawn_beside(scope, helpers, drain, &finished, own)),
@@ -315,5 +319,60 @@ mod tests {
                 "{count} blobs in {chunks} chunks"
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod part_tests {
+    use super::*;
+    use crate::blobs::Slices;
+    use std::sync::atomic::AtomicBool;
+
+    /// A part of a pool leaves its other workers free: work asked of the
+    /// pool while the part hashes runs at once. Every chunk of the part
+    /// waits for that work, so with the whole pool (whose workers take the
+    /// batch's jobs first and keep them to its end) the wait runs out.
+    #[test]
+    fn a_part_of_the_pool_leaves_its_other_workers_free() {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(3)
+            .build()
+            .unwrap();
+        let data = vec![0u8; 64];
+        // Chunks enough for every worker.
+        let blobs: Vec<&[u8]> = vec![&data; 4096];
+        let source = Slices(&blobs[..]);
+        let run = |threads: Threads, patience: Duration| {
+            let other_work_ran = AtomicBool::new(false);
+            let waited_out = AtomicBool::new(false);
+            let mut out = vec![[0u8; 32]; blobs.len()];
+            std::thread::scope(|scope| {
+                scope.spawn(|| {
+                    share(threads, &source, &mut out, |_, slots| {
+                        let deadline = Instant::now() + patience;
+                        while !other_work_ran.load(Ordering::Acquire) {
+                            if Instant::now() > deadline {
+                                waited_out.store(true, Ordering::Release);
+                                break;
+                            }
+                            std::thread::yield_now();
+                        }
+                        slots.fill([1; 32]);
+                    })
+                });
+                // Asked once the part's helpers have had time to start.
+                std::thread::sleep(Duration::from_millis(50));
+                pool.install(|| other_work_ran.store(true, Ordering::Release));
+            });
+            assert!(out.iter().all(|digest| *digest == [1; 32]));
+            !waited_out.load(Ordering::Acquire)
+        };
+        let part = Threads::Pool(&pool).part(3);
+        let free = run(part, Duration::from_secs(10));
+        assert!(free, "the pool's free worker ran the other work");
+        // The test can fail: the whole pool holds the other work back.
+        assert!(!run(Threads::Pool(&pool), Duration::from_millis(300)));
+        assert!(matches!(Threads::Pool(&pool).part(1), Threads::One));
+        assert!(matches!(Threads::One.part(3), Threads::One));
     }
 }

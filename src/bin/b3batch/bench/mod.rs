@@ -254,8 +254,15 @@ pub fn run(args: &BenchArgs, global: &GlobalArgs) -> Result<(), String> {
                 choice: match plan.choice {
                     Choice::Cpu => "cpu".to_owned(),
                     Choice::Gpu => "gpu".to_owned(),
-                    Choice::Split { gpu_blobs } => {
-                        format!("split {:.2}", gpu_blobs as f64 / case.count() as f64)
+                    Choice::Split {
+                        gpu_blobs,
+                        packing_threads,
+                    } => {
+                        let share = gpu_blobs as f64 / case.count() as f64;
+                        match packing_threads {
+                            0 => format!("split {share:.2}"),
+                            packers => format!("split {share:.2}, {packers} packing"),
+                        }
                     }
                 },
                 predicted_gb_per_sec: case.data.len() as f64 / plan.predicted_sec() / 1e9,

@@ -41,7 +41,8 @@ pub struct CaseReport {
 }
 
 /// An Auto column's plan for a case: `cpu`, `gpu` or `split 0.29` (the
-/// GPU's share of the blobs), and the rate the model predicted for it.
+/// GPU's share of the blobs; `split 0.29, 3 packing` where threads are
+/// kept to pack that share), and the rate the model predicted for it.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct AutoPlan {
     pub contestant: String,
