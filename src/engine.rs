@@ -620,14 +620,32 @@ impl Engine {
                         (all.part(hashers), all.part(packers))
                     }
                 };
+                // The GPU's share's blobs over a chunk are hashed on the
+                // CPU's side after its own share, as the plan counts them,
+                // not on the few threads (or one) that feed the GPU.
+                let large = blobs_over(&gpu_part, CHUNK_LEN);
+                let mut large_digests = vec![[0u8; 32]; large.len()];
+                let kernel = self.inner.kernel;
                 let gpu_result = std::thread::scope(|scope| {
                     scope.spawn(|| {
-                        hash_source(self.inner.kernel, cpu_threads, mode, &cpu_part, cpu_out)
+                        hash_source(kernel, cpu_threads, mode, &cpu_part, cpu_out);
+                        let subset = Subset {
+                            source: &gpu_part,
+                            indices: &large,
+                        };
+                        hash_source(kernel, cpu_threads, mode, &subset, &mut large_digests);
                     });
-                    self.run_gpu(gpu, mode, &gpu_part, gpu_out, LongBlobs::OnCpu, gpu_threads)
+                    let words = self.mode_words(mode);
+                    let (skipped, out) = (large.len(), &mut *gpu_out);
+                    gpu.hash(words, &gpu_part, CHUNK_LEN, out, skipped, gpu_threads)
                 });
-                if gpu_result.is_err() {
-                    self.run_cpu(mode, &gpu_part, gpu_out);
+                match gpu_result {
+                    Ok(()) => {
+                        for (&index, digest) in large.iter().zip(&large_digests) {
+                            gpu_out[index] = *digest;
+                        }
+                    }
+                    Err(_) => self.run_cpu(mode, &gpu_part, gpu_out),
                 }
             }
         }
@@ -947,13 +965,7 @@ impl Engine {
             LongBlobs::OnGpu => gpu.max_blob(),
             LongBlobs::OnCpu => CHUNK_LEN,
         };
-        // Blobs of one length need no pass over every length.
-        let large: Vec<usize> = match source.back_to_back(0, source.count()) {
-            Some((_, len)) if len <= max_blob => Vec::new(),
-            _ => (0..source.count())
-                .filter(|&index| source.len(index) > max_blob)
-                .collect(),
-        };
+        let large = blobs_over(source, max_blob);
         if large.is_empty() {
             return gpu.hash(words, source, max_blob, out, 0, threads);
         }
@@ -1002,6 +1014,17 @@ enum LongBlobs {
     /// Onto the CPU beside the GPU, as `Auto`'s plans assume (its profile
     /// has no GPU rate for them).
     OnCpu,
+}
+
+/// The indices of the blobs of `source` over `max_blob` bytes (blobs of
+/// one length need no pass over every length).
+fn blobs_over<S: BlobSource>(source: &S, max_blob: usize) -> Vec<usize> {
+    match source.back_to_back(0, source.count()) {
+        Some((_, len)) if len <= max_blob => Vec::new(),
+        _ => (0..source.count())
+            .filter(|&index| source.len(index) > max_blob)
+            .collect(),
+    }
 }
 
 /// The shape of packed blobs whose offsets are not checked yet, from a
