@@ -357,8 +357,9 @@ impl Engine {
     }
 
     /// Where a batch of this shape would run, and the predicted times
-    /// behind the choice. [`Backend::Cpu`] and [`Backend::Gpu`] engines
-    /// report their fixed choice with the model's predictions beside it.
+    /// behind the choice. [`Backend::Cpu`] and [`Backend::Gpu`] engines,
+    /// and those given a [`gpu_share`](EngineBuilder::gpu_share), report
+    /// their fixed choice with the model's predictions beside it.
     pub fn plan(&self, shape: &BatchShape) -> Plan {
         self.plan_where(shape, false)
     }
@@ -385,11 +386,15 @@ impl Engine {
             profile_view.gpu = None;
             &profile_view
         };
-        let mut plan = scheduler::plan_for(shape, profile, self.inner.threads, in_place);
-        match self.inner.backend {
-            Backend::Cpu => plan.choice = Choice::Cpu,
-            Backend::Gpu => plan.choice = Choice::Gpu,
-            Backend::Auto => {}
+        let threads = self.inner.threads;
+        let mut plan = scheduler::plan_for(shape, profile, threads, in_place);
+        match (self.inner.backend, self.inner.gpu_share) {
+            (Backend::Cpu, _) => plan.choice = Choice::Cpu,
+            (Backend::Gpu, _) => plan.choice = Choice::Gpu,
+            (Backend::Auto, Some(share)) => {
+                plan = scheduler::plan_share(shape, profile, threads, in_place, share)
+            }
+            (Backend::Auto, None) => {}
         }
         plan
     }
@@ -860,7 +865,7 @@ impl Engine {
     ) -> Choice {
         let (profile, threads) = (&self.inner.profile, self.inner.threads);
         match (self.inner.gpu_share, bytes) {
-            (Some(share), _) => forced_split(share, count, || {
+            (Some(share), _) => scheduler::share_choice(share, count, || {
                 scheduler::split_at_share(&shape(), profile, threads, in_place, share)
                     .packing_threads
             }),
@@ -934,7 +939,7 @@ impl Engine {
         check_output(source.count(), out)?;
         let gpu = self.require_gpu()?;
         let in_place = gpu.copies_in_place(&source);
-        let choice = forced_split(share, source.count(), || packing_threads);
+        let choice = scheduler::share_choice(share, source.count(), || packing_threads);
         self.run_choice(gpu, Mode::Hash, &source, out, choice, in_place);
         Ok(())
     }
@@ -1046,20 +1051,6 @@ fn packed_bytes<O: Offset>(offsets: &[O]) -> u64 {
     match offsets {
         [first, .., last] => last.to_u64().saturating_sub(first.to_u64()),
         _ => 0,
-    }
-}
-
-/// The choice that sends the first `share` of `count` blobs to the GPU,
-/// packed on `packing_threads()` kept from the CPU's share if it splits.
-fn forced_split(share: f64, count: usize, packing_threads: impl FnOnce() -> usize) -> Choice {
-    let gpu_blobs = ((share * count as f64).round() as usize).min(count);
-    match gpu_blobs {
-        0 => Choice::Cpu,
-        all if all == count => Choice::Gpu,
-        gpu_blobs => Choice::Split {
-            gpu_blobs,
-            packing_threads: packing_threads(),
-        },
     }
 }
 

@@ -434,6 +434,46 @@ pub(crate) fn plan_for(
     plan
 }
 
+/// [`plan_for`] with the GPU's share of the blobs fixed at `share`
+/// ([`EngineBuilder::gpu_share`](crate::EngineBuilder::gpu_share)): that
+/// split, or the side that takes every blob, beside the model's
+/// predictions, the split's for that share.
+pub(crate) fn plan_share(
+    shape: &BatchShape,
+    profile: &Profile,
+    threads: usize,
+    in_place: bool,
+    share: f64,
+) -> Plan {
+    let mut plan = plan_for(shape, profile, threads, in_place);
+    let split = split_at_share(shape, profile, threads, in_place, share);
+    plan.choice = share_choice(share, shape.blobs, || split.packing_threads);
+    if let (Choice::Split { .. }, Some(gpu)) = (plan.choice, &profile.gpu) {
+        let slowdown = gpu.split_slowdown_at(shape.bytes, shape.small_average(), in_place);
+        plan.split_sec = Some(split.seconds * slowdown);
+        plan.gpu_share = share;
+    }
+    plan
+}
+
+/// The choice that sends the first `share` of `count` blobs to the GPU,
+/// packed on `packing_threads()` kept from the CPU's share if it splits.
+pub(crate) fn share_choice(
+    share: f64,
+    count: usize,
+    packing_threads: impl FnOnce() -> usize,
+) -> Choice {
+    let gpu_blobs = ((share * count as f64).round() as usize).min(count);
+    match gpu_blobs {
+        0 => Choice::Cpu,
+        all if all == count => Choice::Gpu,
+        gpu_blobs => Choice::Split {
+            gpu_blobs,
+            packing_threads: packing_threads(),
+        },
+    }
+}
+
 /// Whether `plan_for` keeps every batch of `blobs` blobs and `bytes` bytes
 /// in all on the CPU, whatever their lengths: the CPU, at its slowest rate
 /// and thread efficiency, counting every blob as 64 bytes more, is done
@@ -897,6 +937,36 @@ mod tests {
             ),
             "{plan:?}"
         );
+    }
+
+    /// A fixed share is planned as that split, predicted at that share,
+    /// beside the model's own CPU and GPU times; at 0 and 1 it is one side.
+    #[test]
+    fn a_fixed_share_is_planned_and_predicted_at_that_share() {
+        let mut profile = fast_gpu();
+        profile
+            .gpu
+            .as_mut()
+            .unwrap()
+            .upload_one_thread_bytes_per_sec = Some(25e9);
+        let shape = uniform(1 << 20, 1024);
+        let free = plan_for(&shape, &profile, 16, false);
+        let fixed = plan_share(&shape, &profile, 16, false, 0.1);
+        let at_share = split_at_share(&shape, &profile, 16, false, 0.1);
+        assert_eq!(
+            fixed.choice,
+            Choice::Split {
+                gpu_blobs: (shape.blobs as f64 * 0.1).round() as usize,
+                packing_threads: at_share.packing_threads,
+            }
+        );
+        assert!(at_share.packing_threads >= 1, "{at_share:?}");
+        assert_eq!(fixed.split_sec, Some(at_share.seconds));
+        assert_eq!(fixed.gpu_share, 0.1);
+        assert!(fixed.split_sec.unwrap() > free.split_sec.unwrap());
+        assert_eq!((fixed.cpu_sec, fixed.gpu_sec), (free.cpu_sec, free.gpu_sec));
+        let sides = [0.0, 1.0].map(|share| plan_share(&shape, &profile, 16, false, share).choice);
+        assert_eq!(sides, [Choice::Cpu, Choice::Gpu]);
     }
 
     /// Without GPU rates a forced split keeps threads to pack in

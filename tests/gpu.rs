@@ -4,7 +4,9 @@
 
 mod common;
 
-use blake3_batch::{Backend, Engine, ErrorKind, GpuUpload, Mode};
+use blake3_batch::{
+    cpu_model, Backend, BatchShape, Choice, Engine, ErrorKind, GpuUpload, Mode, Profile,
+};
 use common::{first_mismatch, gpu_engine, reference, SMALL_GPU_BUDGET};
 
 /// Blobs of length `len_of(i)` whose bytes depend on their index.
@@ -588,8 +590,22 @@ fn a_forced_share_splits_every_batch() {
             .threads(2)
             .gpu_memory_budget(1 << 20)
             .gpu_share(share)
+            // No GPU rates, whatever this machine calibrated: the split
+            // keeps threads to pack in proportion to its share.
+            .profile(Profile::conservative(cpu_model()))
             .build()
             .unwrap();
+        // The plan says so beforehand, with a thread of two kept to pack.
+        let planned = engine.plan(&BatchShape::of(&batch)).choice;
+        let expected = match gpu_blobs {
+            None => Choice::Cpu,
+            Some(4000) => Choice::Gpu,
+            Some(gpu_blobs) => Choice::Split {
+                gpu_blobs,
+                packing_threads: 1,
+            },
+        };
+        assert_eq!(planned, expected, "share {share}");
         check(&engine, Mode::Hash, &batch, &format!("share {share}"));
         let timings = engine.last_gpu_timings();
         match gpu_blobs {

@@ -218,9 +218,9 @@ pub fn run(args: &BenchArgs, global: &GlobalArgs) -> Result<(), String> {
             results.extend(measure_resident(gpu, &case, runs, args.stages)?);
             results.push(measure_bus(gpu, &case, args.reps)?);
         }
-        if let Some(split) = split_contestant(global, &results, "gpu")? {
-            let ((split, _), _) =
-                measure(&split, &case, args.warmup, args.reps, args.inject_fault)?;
+        let ordinary_split = split_contestant(global, &results, "gpu")?;
+        if let Some(split) = &ordinary_split {
+            let ((split, _), _) = measure(split, &case, args.warmup, args.reps, args.inject_fault)?;
             results.push(split);
         }
         // The split and Auto from pinned memory, where the GPU's share
@@ -242,7 +242,8 @@ pub fn run(args: &BenchArgs, global: &GlobalArgs) -> Result<(), String> {
                 measure(contestant, &case, args.warmup, args.reps, args.inject_fault)?;
             results.push(measurement);
         }
-        let plans = contestants.iter().chain(&auto).filter_map(|contestant| {
+        let planned = contestants.iter().chain(&ordinary_split).chain(&split);
+        let plans = planned.chain(&auto).filter_map(|contestant| {
             let (name, engine, bytes): (_, _, &[u8]) = match contestant {
                 Contestant::Engine(name, engine) => (name, engine, &case.data),
                 Contestant::Pinned(name, engine, buffer) => (name, engine, buffer),
