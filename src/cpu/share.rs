@@ -375,4 +375,39 @@ mod part_tests {
         assert!(matches!(Threads::Pool(&pool).part(1), Threads::One));
         assert!(matches!(Threads::One.part(3), Threads::One));
     }
+
+    /// A part of rayon's global pool hashes every chunk, each once, and
+    /// runs work spread over it.
+    #[test]
+    fn a_part_of_the_global_pool_takes_every_chunk() {
+        let data = vec![0u8; 64];
+        let blobs: Vec<&[u8]> = vec![&data; 4096];
+        let source = Slices(&blobs[..]);
+        let part = Threads::Global.part(2);
+        assert!(matches!(
+            part,
+            Threads::Part {
+                pool: None,
+                workers: 2
+            }
+        ));
+        let mut out = vec![[0u8; 32]; blobs.len()];
+        let chunks = AtomicUsize::new(0);
+        share(part, &source, &mut out, |first, slots| {
+            chunks.fetch_add(1, Ordering::Relaxed);
+            for (index, slot) in (first..).zip(slots) {
+                *slot = [index as u8; 32];
+                slot[1] = (index >> 8) as u8;
+            }
+        });
+        assert!(chunks.into_inner() > 1);
+        for (index, digest) in out.iter().enumerate() {
+            assert_eq!((digest[0], digest[1]), (index as u8, (index >> 8) as u8));
+        }
+        let sum = AtomicUsize::new(0);
+        part.for_each((1..=100).collect(), |item| {
+            sum.fetch_add(item, Ordering::Relaxed);
+        });
+        assert_eq!(sum.into_inner(), 5050);
+    }
 }
