@@ -71,6 +71,7 @@ impl Profile {
         let gpu_rates = profile.gpu.iter().flat_map(|gpu| {
             [
                 gpu.upload_bytes_per_sec,
+                gpu.upload_one_thread_bytes_per_sec.unwrap_or(1.0),
                 gpu.pinned_upload_bytes_per_sec.unwrap_or(1.0),
                 // A cost, not a rate: zero is fine, a negative one is not.
                 gpu.pinned_blob_sec

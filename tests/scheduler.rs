@@ -247,6 +247,12 @@ fn profiles_round_trip_and_bad_ones_are_ignored() {
     let zero_slowdown = dir.path().join("zero-slowdown.json");
     profile(Some(gpu)).save(&zero_slowdown).unwrap();
     assert!(Profile::load(&zero_slowdown).is_err());
+    // And the upload on one thread, where there is one.
+    let mut gpu = fast_gpu();
+    gpu.upload_one_thread_bytes_per_sec = Some(0.0);
+    let no_rate = dir.path().join("zero-one-thread.json");
+    profile(Some(gpu)).save(&no_rate).unwrap();
+    assert!(Profile::load(&no_rate).is_err());
 
     let mut foreign = profile(None);
     foreign.cpu_model = "some other CPU".to_owned();

@@ -21,11 +21,18 @@ fuzz_target!(|bytes: &[u8]| {
             assert!(rate.is_finite() && rate > 0.0);
         }
         if let Some(gpu) = &profile.gpu {
+            let optional = [
+                gpu.upload_one_thread_bytes_per_sec,
+                gpu.pinned_upload_bytes_per_sec,
+            ];
             for rate in [
                 gpu.upload_bytes_per_sec,
                 gpu.download_bytes_per_sec,
                 gpu.kernel_blobs_per_sec,
-            ] {
+            ]
+            .into_iter()
+            .chain(optional.into_iter().flatten())
+            {
                 assert!(rate.is_finite() && rate > 0.0);
             }
         }
