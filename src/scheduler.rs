@@ -922,8 +922,7 @@ mod tests {
         }
         let small = plan(&uniform(1 << 10, 1024), &profile, 16);
         assert_eq!(small.choice, Choice::Cpu, "{small:?}");
-        // One thread short of the bus's rate, the split's threads still go
-        // where they finish soonest: more to packing as one packs less.
+        // Where one thread packs less, more are kept to pack.
         let gpu = profile.gpu.as_mut().unwrap();
         gpu.upload_one_thread_bytes_per_sec = Some(6e9);
         let plan = plan(&uniform(1 << 20, 1024), &profile, 16);
