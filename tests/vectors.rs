@@ -5,7 +5,7 @@
 mod common;
 
 use blake3_batch::Mode;
-use common::{all_engines, pack, vector_input, vectors};
+use common::{all_engines, gpu_engine, pack, vector_input, vectors, SMALL_GPU_BUDGET};
 
 #[test]
 fn every_vector_alone_through_every_layout() {
@@ -102,7 +102,13 @@ fn all_vectors_in_one_mixed_batch_from_pinned_memory() {
         .iter()
         .map(|case| vector_input(case.input_len))
         .collect();
-    for (name, engine) in all_engines() {
+    // Engines of its own: the timings asserted below must be this test's
+    // batches', not those another test hashes at once on `all_engines`.
+    let mut own = common::engines();
+    own.extend(gpu_engine(None).map(|engine| ("gpu".to_owned(), engine)));
+    let small = gpu_engine(Some(SMALL_GPU_BUDGET));
+    own.extend(small.map(|engine| ("gpu/small slabs".to_owned(), engine)));
+    for (name, engine) in &own {
         for lead in 0..4 {
             let (data, offsets) = pack(&inputs, lead);
             let mut pinned = engine.pinned_buffer(data.len()).unwrap();
