@@ -979,8 +979,15 @@ impl Engine {
             indices: &large,
         };
         let mut large_digests = vec![[0u8; 32]; large.len()];
+        // The long blobs leave a thread to pack for the GPU: on all of
+        // them, the pool's workers would take the long blobs' jobs first
+        // and run each to the end, and the packing would wait for that.
+        let long_threads = match threads {
+            Threads::One => Threads::One,
+            _ => threads.part(self.inner.threads.saturating_sub(1)),
+        };
         let gpu_result = std::thread::scope(|scope| {
-            scope.spawn(|| hash_source(kernel, threads, mode, &subset, &mut large_digests));
+            scope.spawn(|| hash_source(kernel, long_threads, mode, &subset, &mut large_digests));
             gpu.hash(words, source, max_blob, out, large.len(), threads)
         });
         for (&index, digest) in large.iter().zip(&large_digests) {
