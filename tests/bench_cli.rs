@@ -180,6 +180,14 @@ fn forced_backends_choose_the_columns() {
         header.contains("gpu resident kernel"),
         "{header}"
     );
+    // With Auto, each split's GPU side too: which side set its pace.
+    let header = table_header(&["--sizes", "256", "--threads", "2", "--stages"]);
+    assert!(header.contains("split gpu side"), "{header}");
+    assert_eq!(
+        header.contains("split pinned gpu side"),
+        header.contains("split pinned"),
+        "{header}"
+    );
 }
 
 /// Runs `bench` with `args`, checks it succeeded, and returns the table's

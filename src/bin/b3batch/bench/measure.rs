@@ -95,11 +95,14 @@ const GPU_WARMUP: Duration = Duration::from_millis(500);
 pub type Timed = (Measurement, Option<Vec<Duration>>);
 
 /// A GPU engine's own stages over the timed runs, where it reports them:
-/// packing on the CPU, and the copy into device memory timed on the GPU.
+/// packing on the CPU, the copy into device memory timed on the GPU, and
+/// the GPU's part of the run from start to digests (in a split, the GPU's
+/// share alone).
 #[derive(Default)]
 pub struct Stages {
     pub pack: Vec<Duration>,
     pub copy_in: Vec<Duration>,
+    pub gpu_side: Vec<Duration>,
 }
 
 /// The name of the CPU column on `threads` threads.
@@ -203,6 +206,7 @@ pub fn measure(
             if let Some(timings) = &timings {
                 stages.pack.push(timings.pack);
                 stages.copy_in.extend(timings.upload);
+                stages.gpu_side.push(timings.total);
             }
             let timings = timings.filter(|timings| timings.cpu_blobs == 0);
             if let Some(dispatch) = timings.and_then(|timings| timings.dispatch) {

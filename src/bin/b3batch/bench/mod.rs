@@ -15,7 +15,7 @@ use clap::Args;
 use self::cases::{Case, SizeSpec};
 use self::measure::{
     ceiling_gb_per_sec, cpu_column, measure, measure_bus, measure_resident, pinned, widest_cpu,
-    Contestant, Measurement,
+    Contestant, Measurement, Stages,
 };
 use self::report::{AutoPlan, CaseReport, Machine, Report, Settings};
 use crate::options::{BackendArg, GlobalArgs};
@@ -219,9 +219,19 @@ pub fn run(args: &BenchArgs, global: &GlobalArgs) -> Result<(), String> {
             results.push(measure_bus(gpu, &case, args.reps)?);
         }
         let ordinary_split = split_contestant(global, &results, "gpu")?;
+        // A split's GPU side, timed alone: whether it or the CPU's side
+        // set the split's pace.
+        let gpu_side = |split: &Contestant, stages: Stages| {
+            let times = stages.gpu_side;
+            (args.stages && times.len() == args.reps.max(1)).then(|| {
+                Measurement::from_times(format!("{} gpu side", split.name()), &case, times)
+            })
+        };
         if let Some(split) = &ordinary_split {
-            let ((split, _), _) = measure(split, &case, args.warmup, args.reps, args.inject_fault)?;
-            results.push(split);
+            let ((measured, _), stages) =
+                measure(split, &case, args.warmup, args.reps, args.inject_fault)?;
+            results.push(measured);
+            results.extend(gpu_side(split, stages));
         }
         // The split and Auto from pinned memory, where the GPU's share
         // costs the CPU no packing.
@@ -238,9 +248,12 @@ pub fn run(args: &BenchArgs, global: &GlobalArgs) -> Result<(), String> {
             _ => None,
         };
         for contestant in split.iter().chain(&auto) {
-            let ((measurement, _), _) =
+            let ((measurement, _), stages) =
                 measure(contestant, &case, args.warmup, args.reps, args.inject_fault)?;
             results.push(measurement);
+            if contestant.name() == "split pinned" {
+                results.extend(gpu_side(contestant, stages));
+            }
         }
         let planned = contestants.iter().chain(&ordinary_split).chain(&split);
         let plans = planned.chain(&auto).filter_map(|contestant| {

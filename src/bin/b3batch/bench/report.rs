@@ -180,6 +180,15 @@ impl Report {
                     split / (gpu + cpu)
                 ));
             }
+            // How long a split's GPU side took of the whole: near 1, it set
+            // the pace; well under, the CPU's side did.
+            for split in ["split", "split pinned"] {
+                if let (Some(whole), Some(gpu_side)) =
+                    (rate(split), rate(&format!("{split} gpu side")))
+                {
+                    parts.push(format!("{split}'s gpu side {:.2} of it", whole / gpu_side));
+                }
+            }
             // Auto against the best forced choice, from each kind of memory.
             for (auto, forced) in [
                 ("auto", ["gpu", "split"]),
