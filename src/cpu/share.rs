@@ -345,10 +345,12 @@ mod part_tests {
         let run = |threads: Threads, patience: Duration| {
             let other_work_ran = AtomicBool::new(false);
             let waited_out = AtomicBool::new(false);
+            let chunks_started = AtomicUsize::new(0);
             let mut out = vec![[0u8; 32]; blobs.len()];
             std::thread::scope(|scope| {
                 scope.spawn(|| {
                     share(threads, &source, &mut out, |_, slots| {
+                        chunks_started.fetch_add(1, Ordering::AcqRel);
                         let deadline = Instant::now() + patience;
                         while !other_work_ran.load(Ordering::Acquire) {
                             if Instant::now() > deadline {
@@ -360,8 +362,16 @@ mod part_tests {
                         slots.fill([1; 32]);
                     })
                 });
-                // Asked once the part's helpers have had time to start.
-                std::thread::sleep(Duration::from_millis(50));
+                // Asked once every thread of the batch holds a chunk, so
+                // that each helper has left the pool's queue.
+                let deadline = Instant::now() + Duration::from_secs(10);
+                while chunks_started.load(Ordering::Acquire) < workers(threads) {
+                    assert!(
+                        Instant::now() < deadline,
+                        "the batch's threads never started"
+                    );
+                    std::thread::yield_now();
+                }
                 pool.install(|| other_work_ran.store(true, Ordering::Release));
             });
             assert!(out.iter().all(|digest| *digest == [1; 32]));
