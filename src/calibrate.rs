@@ -205,22 +205,19 @@ fn measure_gpu(engine: &Engine, cpu: &CpuRates, software: bool) -> Result<GpuRat
     // mapped memory sits on the card and the CPU's writes cross the bus.)
     // Without GPU timestamps the stages cannot be told apart: charge it
     // all to the shader and treat the bus as free.
-    let (upload, kernel, download) = match (timings.dispatch, timings.download) {
-        (Some(dispatch), Some(download)) => (
-            upload_rate(&timings, streaming),
-            blobs / seconds(dispatch),
-            32.0 * blobs / seconds(download),
-        ),
-        _ => (1e12, blobs / streaming, 1e12),
-    };
-    // The same with one thread packing, which says how many a split keeps
-    // to pack the GPU's share.
-    let upload_one_thread = match (timings.dispatch, timings.download) {
-        (Some(_), Some(_)) => {
-            let timings = streaming_timings(engine, &data, &offsets, true, false)?;
-            Some(upload_rate(&timings, streaming_of(&timings)))
+    // With one thread packing too, which says how many a split keeps to
+    // pack the GPU's share.
+    let (upload, upload_one_thread, kernel, download) = match (timings.dispatch, timings.download) {
+        (Some(dispatch), Some(download)) => {
+            let one_thread = streaming_timings(engine, &data, &offsets, true, false)?;
+            (
+                upload_rate(&timings, streaming),
+                Some(upload_rate(&one_thread, streaming_of(&one_thread))),
+                blobs / seconds(dispatch),
+                32.0 * blobs / seconds(download),
+            )
         }
-        _ => None,
+        _ => (1e12, None, blobs / streaming, 1e12),
     };
     // From pinned memory the upload is all the stream does besides the
     // shader and the digests, which cost the same as above.

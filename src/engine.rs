@@ -628,28 +628,18 @@ impl Engine {
                 // The GPU's share's blobs over a chunk are hashed on the
                 // CPU's side after its own share, as the plan counts them,
                 // not on the few threads (or one) that feed the GPU.
-                let large = blobs_over(&gpu_part, CHUNK_LEN);
-                let mut large_digests = vec![[0u8; 32]; large.len()];
-                let kernel = self.inner.kernel;
+                let mut large = SetAside::over(&gpu_part, CHUNK_LEN);
+                let (kernel, skipped) = (self.inner.kernel, large.count());
                 let gpu_result = std::thread::scope(|scope| {
                     scope.spawn(|| {
                         hash_source(kernel, cpu_threads, mode, &cpu_part, cpu_out);
-                        let subset = Subset {
-                            source: &gpu_part,
-                            indices: &large,
-                        };
-                        hash_source(kernel, cpu_threads, mode, &subset, &mut large_digests);
+                        large.hash(kernel, cpu_threads, mode, &gpu_part);
                     });
                     let words = self.mode_words(mode);
-                    let (skipped, out) = (large.len(), &mut *gpu_out);
-                    gpu.hash(words, &gpu_part, CHUNK_LEN, out, skipped, gpu_threads)
+                    gpu.hash(words, &gpu_part, CHUNK_LEN, gpu_out, skipped, gpu_threads)
                 });
                 match gpu_result {
-                    Ok(()) => {
-                        for (&index, digest) in large.iter().zip(&large_digests) {
-                            gpu_out[index] = *digest;
-                        }
-                    }
+                    Ok(()) => large.put_into(gpu_out),
                     Err(_) => self.run_cpu(mode, &gpu_part, gpu_out),
                 }
             }
@@ -970,15 +960,10 @@ impl Engine {
             LongBlobs::OnGpu => gpu.max_blob(),
             LongBlobs::OnCpu => CHUNK_LEN,
         };
-        let large = blobs_over(source, max_blob);
-        if large.is_empty() {
+        let mut large = SetAside::over(source, max_blob);
+        if large.count() == 0 {
             return gpu.hash(words, source, max_blob, out, 0, threads);
         }
-        let subset = Subset {
-            source,
-            indices: &large,
-        };
-        let mut large_digests = vec![[0u8; 32]; large.len()];
         // The long blobs leave a thread to pack for the GPU: on all of
         // them, the pool's workers would take the long blobs' jobs first
         // and run each to the end, and the packing would wait for that.
@@ -986,13 +971,12 @@ impl Engine {
             Threads::One => Threads::One,
             _ => threads.part(self.inner.threads.saturating_sub(1)),
         };
+        let skipped = large.count();
         let gpu_result = std::thread::scope(|scope| {
-            scope.spawn(|| hash_source(kernel, long_threads, mode, &subset, &mut large_digests));
-            gpu.hash(words, source, max_blob, out, large.len(), threads)
+            scope.spawn(|| large.hash(kernel, long_threads, mode, source));
+            gpu.hash(words, source, max_blob, out, skipped, threads)
         });
-        for (&index, digest) in large.iter().zip(&large_digests) {
-            out[index] = *digest;
-        }
+        large.put_into(out);
         gpu_result
     }
 
@@ -1028,14 +1012,45 @@ enum LongBlobs {
     OnCpu,
 }
 
-/// The indices of the blobs of `source` over `max_blob` bytes (blobs of
-/// one length need no pass over every length).
-fn blobs_over<S: BlobSource>(source: &S, max_blob: usize) -> Vec<usize> {
-    match source.back_to_back(0, source.count()) {
-        Some((_, len)) if len <= max_blob => Vec::new(),
-        _ => (0..source.count())
-            .filter(|&index| source.len(index) > max_blob)
-            .collect(),
+/// The blobs of a GPU batch over the longest it takes, hashed on the CPU
+/// beside it and put in their slots after.
+struct SetAside {
+    indices: Vec<usize>,
+    digests: Vec<[u8; 32]>,
+}
+
+impl SetAside {
+    /// The blobs of `source` over `max_blob` bytes (blobs of one length
+    /// need no pass over every length).
+    fn over<S: BlobSource>(source: &S, max_blob: usize) -> SetAside {
+        let indices: Vec<usize> = match source.back_to_back(0, source.count()) {
+            Some((_, len)) if len <= max_blob => Vec::new(),
+            _ => (0..source.count())
+                .filter(|&index| source.len(index) > max_blob)
+                .collect(),
+        };
+        let digests = vec![[0u8; 32]; indices.len()];
+        SetAside { indices, digests }
+    }
+
+    fn count(&self) -> usize {
+        self.indices.len()
+    }
+
+    /// Hashes them, from `source`, on `threads`.
+    fn hash<S: BlobSource>(&mut self, kernel: Kernel, threads: Threads, mode: Mode, source: &S) {
+        let subset = Subset {
+            source,
+            indices: &self.indices,
+        };
+        hash_source(kernel, threads, mode, &subset, &mut self.digests);
+    }
+
+    /// Puts their digests in their slots of `out`.
+    fn put_into(&self, out: &mut [[u8; 32]]) {
+        for (&index, digest) in self.indices.iter().zip(&self.digests) {
+            out[index] = *digest;
+        }
     }
 }
 

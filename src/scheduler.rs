@@ -407,12 +407,8 @@ pub(crate) fn plan_for(
             let share = sides.balanced_share();
             (share, packing, sides.split_at(share))
         })
-        .fold((0.0, whole, f64::INFINITY), |best, next| {
-            match next.2 < best.2 {
-                true => next,
-                false => best,
-            }
-        });
+        .min_by(|one, other| one.2.total_cmp(&other.2))
+        .expect("the candidates start with packing on every thread");
     let split_sec = split_sec * gpu.split_slowdown_at(shape.bytes, shape.small_average(), in_place);
     let mut plan = Plan {
         gpu_sec: Some(gpu_sec),
@@ -548,16 +544,8 @@ pub(crate) fn split_at_share(
             seconds: Sides::of(shape, profile, gpu, threads, packing).split_at(share),
             packing_threads: packing.reserved(),
         })
-        .fold(
-            SplitAtShare {
-                seconds: f64::INFINITY,
-                packing_threads: 0,
-            },
-            |best, next| match next.seconds < best.seconds {
-                true => next,
-                false => best,
-            },
-        )
+        .min_by(|one, other| one.seconds.total_cmp(&other.seconds))
+        .expect("the candidates start with packing on every thread")
 }
 
 /// How a split uploads the GPU's share, as far as the CPU's threads go.
@@ -583,7 +571,9 @@ impl Packing {
         }
     }
 
-    /// The ways a split of a batch on `threads` threads may pack.
+    /// The ways a split of a batch on `threads` threads may pack: every
+    /// thread taking turns (or nothing to pack) first, then each count of
+    /// threads kept.
     fn candidates(threads: usize, in_place: bool) -> impl Iterator<Item = Packing> {
         let reserved = match in_place {
             true => 0..0,

@@ -265,6 +265,7 @@ fn chunk_end<S: BlobSource>(source: &S, start: usize, count: usize, share: usize
 mod tests {
     use super::*;
     use crate::blobs::Slices;
+    use std::sync::atomic::AtomicBool;
 
     /// Lengths from a fixed xorshift, each in `0..=longest`.
     fn lengths(count: usize, longest: usize) -> Vec<usize> {
@@ -320,13 +321,6 @@ mod tests {
             );
         }
     }
-}
-
-#[cfg(test)]
-mod part_tests {
-    use super::*;
-    use crate::blobs::Slices;
-    use std::sync::atomic::AtomicBool;
 
     /// A part of a pool leaves its other workers free: work asked of the
     /// pool while the part hashes runs at once. Every chunk of the part

@@ -227,13 +227,7 @@ pub fn run(args: &BenchArgs, global: &GlobalArgs) -> Result<(), String> {
                 Measurement::from_times(format!("{} gpu side", split.name()), &case, times)
             })
         };
-        if let Some(split) = &ordinary_split {
-            let ((measured, _), stages) =
-                measure(split, &case, args.warmup, args.reps, args.inject_fault)?;
-            results.push(measured);
-            results.extend(gpu_side(split, stages));
-        }
-        // The split and Auto from pinned memory, where the GPU's share
+        // The split and Auto from pinned memory too, where the GPU's share
         // costs the CPU no packing.
         let split = match split_contestant(global, &results, "gpu pinned")? {
             Some(Contestant::Engine(_, split)) => pinned("split pinned", &split, &case)?,
@@ -247,13 +241,16 @@ pub fn run(args: &BenchArgs, global: &GlobalArgs) -> Result<(), String> {
             Some(auto) if split.is_some() => pinned("auto pinned", auto, &case)?,
             _ => None,
         };
-        for contestant in split.iter().chain(&auto) {
-            let ((measurement, _), stages) =
-                measure(contestant, &case, args.warmup, args.reps, args.inject_fault)?;
-            results.push(measurement);
-            if contestant.name() == "split pinned" {
-                results.extend(gpu_side(contestant, stages));
-            }
+        for split in ordinary_split.iter().chain(&split) {
+            let ((measured, _), stages) =
+                measure(split, &case, args.warmup, args.reps, args.inject_fault)?;
+            results.push(measured);
+            results.extend(gpu_side(split, stages));
+        }
+        if let Some(auto) = &auto {
+            let ((measured, _), _) =
+                measure(auto, &case, args.warmup, args.reps, args.inject_fault)?;
+            results.push(measured);
         }
         let planned = contestants.iter().chain(&ordinary_split).chain(&split);
         let plans = planned.chain(&auto).filter_map(|contestant| {
