@@ -251,6 +251,68 @@ fn random_batches_into_a_gpu_digest_buffer() {
     }
 }
 
+/// `hash_packed` sorts each workgroup's blobs by block count where a batch
+/// has several counts, and hashes blobs where they lie where it has one.
+/// Lengths at every block boundary, longest first so that the sort moves
+/// every blob; a whole workgroup of one count among them; a last workgroup
+/// partly filled; u32 and u64 offsets from above 0: every digest lands in
+/// its own blob's slot.
+#[test]
+fn blobs_of_many_block_counts_land_in_their_own_slots() {
+    let Some(engine) = gpu_engine(None) else {
+        return;
+    };
+    let boundaries: Vec<usize> = (0..=16)
+        .flat_map(|blocks| [64 * blocks, 64 * blocks + 1])
+        .filter(|&len| len <= 1024)
+        .rev()
+        .collect();
+    let mut lens: Vec<usize> = boundaries.iter().cycle().take(3 * 256).copied().collect();
+    // A workgroup's worth of one count (the sort group is 256 blobs), then
+    // a partial one.
+    lens.splice(256..256, std::iter::repeat_n(1000, 256));
+    lens.extend(boundaries.iter().take(37));
+    let one_count = vec![700; 3 * 256 + 37];
+    for (case, lens) in [("many counts", &lens), ("one count", &one_count)] {
+        let inputs: Vec<Vec<u8>> = lens
+            .iter()
+            .enumerate()
+            .map(|(index, &len)| (0..len).map(|at| (index * 7 + at) as u8).collect())
+            .collect();
+        let blobs: Vec<&[u8]> = inputs.iter().map(Vec::as_slice).collect();
+        let (data, offsets) = pack(&blobs, 5, 3);
+        let data_buffer = upload(&engine, &data, STORAGE);
+        for wide in [false, true] {
+            let offset_bytes = match wide {
+                false => offsets_u32(&offsets),
+                true => offsets_u64(&offsets),
+            };
+            let offset_buffer = upload(&engine, &offset_bytes, STORAGE);
+            let offsets = match wide {
+                false => GpuOffsets::U32(&offset_buffer),
+                true => GpuOffsets::U64(&offset_buffer),
+            };
+            let gpu_blobs = GpuBlobs::Packed {
+                data: &data_buffer,
+                offsets,
+                count: blobs.len() as u32,
+            };
+            let mut out = vec![[0u8; 32]; blobs.len()];
+            engine
+                .hash_gpu_blobs_into(Mode::Hash, gpu_blobs, &mut out)
+                .unwrap();
+            for (index, (input, digest)) in inputs.iter().zip(&out).enumerate() {
+                assert_eq!(
+                    *digest,
+                    *blake3::hash(input).as_bytes(),
+                    "{case}, u64 offsets {wide}: blob {index} of {} bytes",
+                    input.len()
+                );
+            }
+        }
+    }
+}
+
 #[test]
 fn a_device_the_caller_opened() {
     if gpu_engine(None).is_none() {

@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 use super::device::{gpu_failed, timed_out, GpuDevice};
 use super::info::GpuDeviceType;
 use super::layout::{
-    BufferParams, DIGEST_BYTES, MAX_ONE_INVOCATION, STATUS_DECREASING, STATUS_PAST_DATA,
-    STATUS_TOO_LONG,
+    BufferParams, DIGEST_BYTES, MAX_ONE_INVOCATION, SORT_GROUP, STATUS_DECREASING,
+    STATUS_PAST_DATA, STATUS_TOO_LONG,
 };
 use super::slab::{finish_map, map};
 use super::GpuTimings;
@@ -66,8 +66,9 @@ impl GpuBlobs<'_> {
 /// H200).
 pub(crate) struct Scratch {
     params: wgpu::Buffer,
-    /// What `check_packed` found (8 bytes, bound), then the token of the
-    /// call that last wrote it (4 bytes, for the host).
+    /// What `check_packed` found (8 bytes), the token of the call that
+    /// last wrote it (4 bytes, for the host) and the block counts seen (4
+    /// bytes), all bound.
     status: wgpu::Buffer,
     /// Binds where records have no offsets.
     placeholder: wgpu::Buffer,
@@ -202,7 +203,12 @@ fn check_groups(gpu: &GpuDevice, count: u32) -> u32 {
 
 fn plan<'a>(gpu: &GpuDevice, words: ModeWords, blobs: GpuBlobs<'a>) -> Result<Plan<'a>, Error> {
     let count = blobs.count();
-    let wg = gpu.workgroup_size;
+    // Packed blobs are sorted by block count in workgroups of their own
+    // size.
+    let wg = match blobs {
+        GpuBlobs::Packed { .. } => SORT_GROUP,
+        GpuBlobs::Records { .. } => gpu.workgroup_size,
+    };
     let per_row = gpu.limits.max_compute_workgroups_per_dimension;
     let groups_x = count.div_ceil(wg).clamp(1, per_row);
     let row = groups_x * wg;
@@ -222,7 +228,7 @@ fn plan<'a>(gpu: &GpuDevice, words: ModeWords, blobs: GpuBlobs<'a>) -> Result<Pl
         count,
         row,
         offset_words: 1,
-        check_stride: check_groups * wg,
+        check_stride: check_groups * gpu.workgroup_size,
         ..BufferParams::default()
     };
     let (data, offsets) = match blobs {
@@ -534,9 +540,9 @@ fn record(
     // commands whenever the caller submits them.
     gpu.queue
         .write_buffer(&scratch.params, 0, &plan.params.to_bytes());
-    let mut initial = [0u8; 12];
+    let mut initial = [0u8; 16];
     initial[4..8].copy_from_slice(&u32::MAX.to_le_bytes());
-    initial[8..].copy_from_slice(&token.to_le_bytes());
+    initial[8..12].copy_from_slice(&token.to_le_bytes());
     gpu.queue.write_buffer(&scratch.status, 0, &initial);
     // Records bind no offsets: a placeholder fills the slot.
     let (offsets, offsets_size) = plan.offsets.unwrap_or((&scratch.placeholder, 16));
@@ -556,7 +562,7 @@ fn record(
             bind(1, offsets, 0, offsets_size),
             bind(2, plan.data, 0, plan.data_binding.max(4)),
             bind(3, target.buffer, target.offset, digest_bytes),
-            bind(4, &scratch.status, 0, 8),
+            bind(4, &scratch.status, 0, 16),
         ],
     });
     let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {

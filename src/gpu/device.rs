@@ -237,7 +237,12 @@ impl GpuDevice {
                         entry_point: Some(entry_point),
                         compilation_options: wgpu::PipelineCompilationOptions {
                             constants: &constants,
-                            ..Default::default()
+                            // Each shader writes its workgroup memory before
+                            // reading it (buffers.wgsl zeroes its counters
+                            // itself): zeroing the 4 KiB `hash_packed` sorts
+                            // in at every workgroup's start is work for
+                            // nothing.
+                            zero_initialize_workgroup_memory: false,
                         },
                         cache: None,
                     })

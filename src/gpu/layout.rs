@@ -42,6 +42,10 @@ pub(crate) const STATUS_DECREASING: u32 = 1;
 pub(crate) const STATUS_PAST_DATA: u32 = 2;
 pub(crate) const STATUS_TOO_LONG: u32 = 4;
 
+/// Invocations in a workgroup of `hash_packed`, which sorts its blobs by
+/// block count (`SORT_GROUP` in `buffers.wgsl`).
+pub(crate) const SORT_GROUP: u32 = 256;
+
 /// Invocations per workgroup unless `B3BATCH_GPU_WORKGROUP` says otherwise
 /// (the shader's `workgroup_size` override).
 pub(crate) const DEFAULT_WORKGROUP_SIZE: u32 = 64;
@@ -247,6 +251,7 @@ mod tests {
         let workgroup = format!("override workgroup_size: u32 = {DEFAULT_WORKGROUP_SIZE}u;");
         assert!(slabs.contains(&workgroup) && buffers.contains(&workgroup));
         assert!(slabs.contains("const SKIP: u32 = 0xffffffffu;"));
+        assert!(buffers.contains(&format!("const SORT_GROUP: u32 = {SORT_GROUP}u;")));
         assert!(slabs.contains("const NOT_ROOT: u32 = 0xffffffffu;"));
         assert_eq!(NOT_ROOT, 0xffff_ffff);
         for entry in SLAB_ENTRIES {
