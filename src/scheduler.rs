@@ -863,18 +863,25 @@ mod tests {
         }
     }
 
-    /// Where the upload is the GPU path's cost (the CPU packs into memory
-    /// the card maps, as on an H200 with 16 cores: 27 GB/s against 60 for
-    /// the CPU hashing), the packing takes the CPU's threads: no split, no
-    /// GPU, however fast the shader.
-    #[test]
-    fn packing_that_costs_the_cpu_more_than_hashing_keeps_work_on_the_cpu() {
+    /// The H200 host's shape of profile: 16 cores at 6.7 GB/s a thread
+    /// (efficiency 0.55), a packed upload of 27 GB/s, a fast shader.
+    fn h200_host() -> Profile {
         let mut profile = fast_gpu();
         profile.cpu.chunk_bytes_per_sec = 6.7e9;
         profile.cpu.thread_efficiency = 0.55;
         let gpu = profile.gpu.as_mut().unwrap();
         gpu.upload_bytes_per_sec = 27e9;
         gpu.kernel_blobs_per_sec = 1.4e9;
+        profile
+    }
+
+    /// Where the upload is the GPU path's cost (the CPU packs into memory
+    /// the card maps, as on an H200 with 16 cores: 27 GB/s against 60 for
+    /// the CPU hashing), the packing takes the CPU's threads: no split, no
+    /// GPU, however fast the shader.
+    #[test]
+    fn packing_that_costs_the_cpu_more_than_hashing_keeps_work_on_the_cpu() {
+        let profile = h200_host();
         for blobs in [1 << 10, 1 << 14, 1 << 18, 1 << 20] {
             let plan = plan(&uniform(blobs, 1024), &profile, 16);
             assert_eq!(plan.choice, Choice::Cpu, "{blobs}: {plan:?}");
@@ -888,13 +895,12 @@ mod tests {
     /// planned share keeps the same threads. Small ones stay on the CPU.
     #[test]
     fn a_bus_that_few_threads_fill_splits_with_threads_kept_to_pack() {
-        let mut profile = fast_gpu();
-        profile.cpu.chunk_bytes_per_sec = 6.7e9;
-        profile.cpu.thread_efficiency = 0.55;
-        let gpu = profile.gpu.as_mut().unwrap();
-        gpu.upload_bytes_per_sec = 27e9;
-        gpu.upload_one_thread_bytes_per_sec = Some(9e9);
-        gpu.kernel_blobs_per_sec = 1.4e9;
+        let mut profile = h200_host();
+        profile
+            .gpu
+            .as_mut()
+            .unwrap()
+            .upload_one_thread_bytes_per_sec = Some(9e9);
         for blobs in [1 << 18, 1 << 20] {
             let shape = uniform(blobs, 1024);
             let plan = plan(&shape, &profile, 16);

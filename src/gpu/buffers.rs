@@ -72,7 +72,7 @@ pub(crate) struct Scratch {
     status: wgpu::Buffer,
     /// Binds where records have no offsets.
     placeholder: wgpu::Buffer,
-    /// The status and token (16 bytes), then the timestamps, for the host.
+    /// The status buffer's 16 bytes, then the timestamps, for the host.
     status_readback: wgpu::Buffer,
     stamps: Option<(wgpu::QuerySet, wgpu::Buffer)>,
     /// Calls recorded with this set so far: the token of the next.
