@@ -1,22 +1,35 @@
 // Blobs that already live in the caller's GPU buffers: packed bytes with
 // Arrow-style offsets (u32 or u64), or fixed-size records, at any byte
-// offset. One invocation per blob of at most 1024 bytes, read through
-// unaligned.wgsl. Follows compress.wgsl and unaligned.wgsl in one module.
+// offset, read through unaligned.wgsl. Follows compress.wgsl and
+// unaligned.wgsl in one module.
 //
 // `check_packed` runs first, in a pass of its own: it flags offsets that
-// decrease, run past the data or give a blob over 1024 bytes, and keeps the
-// first such blob's index; the hashing entries then write nothing at all,
-// so a bad batch leaves the caller's digest buffer untouched.
+// decrease or run past the data, and keeps the first such blob's index;
+// the hashing entries then write nothing at all, so a bad batch leaves the
+// caller's digest buffer untouched. It also lists the blobs over one
+// chunk.
 //
-// Blobs of several block counts are hashed in order of their count within
-// each workgroup of `hash_packed`. An invocation runs as many compressions
-// as its blob has blocks, and the lanes that run together (a warp of 32 on
-// a card, 8 on lavapipe) take as long as the longest blob among them:
-// lengths uniform in 1..=1024 took 1.7 times as long a byte as the same
-// blobs sorted by block count on lavapipe. Sorted within a workgroup of
-// SORT_GROUP, each warp's blobs differ by a block or two, with no pass,
-// buffer or wait added. `check_packed` notes which block counts occur, so
-// that batches of one count skip the sort.
+// A blob of at most 1024 bytes is one invocation of `hash_packed` or
+// `hash_records`. Blobs of several block counts are hashed in order of
+// their count within each workgroup of `hash_packed`. An invocation runs
+// as many compressions as its blob has blocks, and the lanes that run
+// together (a warp of 32 on a card, 8 on lavapipe) take as long as the
+// longest blob among them: lengths uniform in 1..=1024 took 1.7 times as
+// long a byte as the same blobs sorted by block count on lavapipe. Sorted
+// within a workgroup of SORT_GROUP, each warp's blobs differ by a block or
+// two, with no pass, buffer or wait added. `check_packed` notes which block
+// counts occur, so that batches of one count skip the sort.
+//
+// Longer blobs are trees of chunks, hashed by an entry of their own,
+// `hash_trees` (the tree code inside `hash_packed` made its short blobs
+// three times slower on lavapipe): one of up to SHORT_TREE chunks by one
+// invocation, chunk after chunk; a longer one by a whole workgroup, whose
+// lanes share its chunks, so that a batch of a few large blobs still keeps
+// the card busy. Its invocations hash LONG_GROUP chunks at a time and join
+// them in workgroup memory; the roots of those whole subtrees are joined
+// as BLAKE3's incremental hasher joins chunks.
+// (The host cannot plan per-chunk jobs, as it does for slabs, without
+// reading the offsets back: a round trip on every call.)
 //
 // The Rust mirrors of these bindings live in src/gpu/layout.rs.
 
@@ -43,10 +56,9 @@ struct BufferParams {
 // Problems `check_packed` finds, as bits. status[0] holds every problem
 // found, status[1] the first blob's: its index times 8 plus its bits (the
 // host keeps batches under 2^29 blobs). status[2] is the host's. status[3]
-// has bit `n` set where some blob has `n + 1` blocks.
+// has bit `n` set where some blob is of class `n` (`class_of`).
 const DECREASING: u32 = 1u;
 const PAST_DATA: u32 = 2u;
-const TOO_LONG: u32 = 4u;
 
 // Storage rather than uniform (src/gpu/device.rs says why).
 @group(0) @binding(0) var<storage, read> bp: BufferParams;
@@ -54,6 +66,13 @@ const TOO_LONG: u32 = 4u;
 @group(0) @binding(2) var<storage, read> bytes: array<u32>;
 @group(0) @binding(3) var<storage, read_write> out: array<vec4<u32>>;
 @group(0) @binding(4) var<storage, read_write> status: array<atomic<u32>, 4>;
+// Packed blobs over one chunk, listed by `check_packed` in no set order:
+// how many have up to SHORT_TREE chunks and how many more, then the
+// indices of the first from the front and of the others from the back.
+// The host sizes it for as many as the data can hold (the offsets of a
+// good batch never decrease, so no two blobs overlap); only a batch with a
+// problem, which hashes nothing, can find more.
+@group(0) @binding(5) var<storage, read_write> trees: array<atomic<u32>>;
 
 // What `check_packed` found, read once per workgroup rather than by every
 // invocation: whether a blob has a problem, else whether to sort.
@@ -66,8 +85,13 @@ const SORT: u32 = 2u;
 // warps of 32 that each takes blobs of one or two block counts (with 64, a
 // card's two warps would take the shorter and the longer half).
 const SORT_GROUP: u32 = 256u;
-// Block counts a blob of at most 1024 bytes may have.
-const CLASSES: u32 = 16u;
+// Classes of blobs: 0 to 15 for blobs of 1 to 16 blocks, 16 for longer
+// ones (`hash_trees`', not `hash_packed`'s: sorted last, out of the way).
+const CLASSES: u32 = 17u;
+const TREE: u32 = 16u;
+// Chunks of the longest blob that one invocation of `hash_trees` hashes;
+// a whole workgroup hashes each longer one.
+const SHORT_TREE: u32 = 16u;
 // `hash_packed`'s blobs of each block count less one.
 var<workgroup> class_blobs: array<atomic<u32>, CLASSES>;
 // The workgroup's blobs sorted by block count: index, start and length.
@@ -87,9 +111,15 @@ fn offset(i: u32) -> vec2<u32> {
 }
 
 // A blob's block count less one (0..=15), from its length (an empty blob
-// is one block).
+// is one block), or TREE.
 fn class_of(len: u32) -> u32 {
-    return min((max(len, 1u) - 1u) / 64u, CLASSES - 1u);
+    return min((max(len, 1u) - 1u) / 64u, TREE);
+}
+
+// Chunks of a blob of `len` bytes (over 0).
+fn chunks_of(len: u32) -> u32 {
+    // No `+ 1023`: a length near 4 GiB would wrap.
+    return (len - 1u) / 1024u + 1u;
 }
 
 // A few blobs per invocation, `check_stride` apart so that each round's
@@ -110,14 +140,21 @@ fn check_packed(@builtin(global_invocation_id) id: vec3<u32>) {
         }
         if end.y < start.y || (end.y == start.y && end.x < start.x) {
             problem |= DECREASING;
-        } else if end.x - start.x > 1024u {
-            problem |= TOO_LONG;
         }
         if problem != 0u {
             atomicOr(&status[0], problem);
             atomicMin(&status[1], index * 8u + problem);
         } else {
-            seen |= 1u << class_of(end.x - start.x);
+            let kind = class_of(end.x - start.x);
+            seen |= 1u << kind;
+            if kind == TREE {
+                let long = chunks_of(end.x - start.x) > SHORT_TREE;
+                let listed = atomicAdd(&trees[u32(long)], 1u);
+                if listed + 2u < arrayLength(&trees) {
+                    let at = select(listed + 2u, arrayLength(&trees) - 1u - listed, long);
+                    atomicStore(&trees[at], index);
+                }
+            }
         }
     }
     if (seen & ~atomicLoad(&status[3])) != 0u {
@@ -139,10 +176,68 @@ fn block_at(at: u32) -> Block {
     return Block(funnel4(a, b.x, s), funnel4(b, c.x, s), funnel4(c, d.x, s), funnel4(d, e, s));
 }
 
-fn hash_bytes(index: u32, start: u32, len: u32) {
-    let cv = blob_cv_at(Cv(bp.key[0], bp.key[1]), bp.base_flags, start, len);
+fn write_digest(index: u32, cv: Cv) {
     out[2u * index] = cv.low;
     out[2u * index + 1u] = cv.high;
+}
+
+fn hash_bytes(index: u32, start: u32, len: u32) {
+    write_digest(index, blob_cv_at(Cv(bp.key[0], bp.key[1]), bp.base_flags, start, len));
+}
+
+fn parent_cv(left: Cv, right: Cv, root: u32) -> Cv {
+    let m = Block(left.low, left.high, right.low, right.high);
+    return compress(Cv(bp.key[0], bp.key[1]), m, 0u, 64u, bp.base_flags | PARENT | root);
+}
+
+// The digest of a blob of 2 to SHORT_TREE chunks from byte `start`, by
+// one invocation, chunk after chunk, joined as BLAKE3's incremental hasher
+// joins them. A whole workgroup would leave most of its lanes waiting on a
+// blob of a few chunks (4 KiB blobs took ten times as long a byte that way
+// on lavapipe).
+fn short_tree_at(start: u32, len: u32) -> Cv {
+    let key = Cv(bp.key[0], bp.key[1]);
+    let last = chunks_of(len) - 1u;
+    // Subtrees waiting to be joined, in named variables rather than an
+    // array that the compiler would keep in memory: the roots of 8, 4, 2
+    // and 1 chunks, as many as the chunks so far have one bits.
+    var eight: Cv;
+    var four: Cv;
+    var two: Cv;
+    var one: Cv;
+    for (var chunk = 0u; chunk < last; chunk++) {
+        let cv = chunk_cv_at(key, bp.base_flags, start + 1024u * chunk, 1024u, chunk, CHUNK_END);
+        let done = chunk + 1u;
+        if done % 2u == 1u {
+            one = cv;
+        } else if done % 4u == 2u {
+            two = parent_cv(one, cv, 0u);
+        } else if done % 8u == 4u {
+            four = parent_cv(two, parent_cv(one, cv, 0u), 0u);
+        } else {
+            eight = parent_cv(four, parent_cv(two, parent_cv(one, cv, 0u), 0u), 0u);
+        }
+    }
+    // The last chunk, joined with the waiting subtrees from the smallest:
+    // one for each one bit of `last` (the chunks before it).
+    var cv = chunk_cv_at(key, bp.base_flags, start + 1024u * last, len - 1024u * last, last, CHUNK_END);
+    var above = last;
+    if above % 2u == 1u {
+        above -= 1u;
+        cv = parent_cv(one, cv, select(0u, ROOT, above == 0u));
+    }
+    if above % 4u == 2u {
+        above -= 2u;
+        cv = parent_cv(two, cv, select(0u, ROOT, above == 0u));
+    }
+    if above % 8u == 4u {
+        above -= 4u;
+        cv = parent_cv(four, cv, select(0u, ROOT, above == 0u));
+    }
+    if above == 8u {
+        cv = parent_cv(eight, cv, ROOT);
+    }
+    return cv;
 }
 
 // Where blobs have several block counts, each invocation ranks its blob
@@ -177,15 +272,15 @@ fn hash_packed(
         blob.z = offset(index + 1u).x - blob.y;
     }
     if way == SORT {
-        var blocks = 0u;
+        var kind = 0u;
         var rank = 0u;
         if live {
-            blocks = class_of(blob.z);
-            rank = atomicAdd(&class_blobs[blocks], 1u);
+            kind = class_of(blob.z);
+            rank = atomicAdd(&class_blobs[kind], 1u);
         }
         workgroupBarrier();
         if live {
-            for (var shorter = 0u; shorter < blocks; shorter++) {
+            for (var shorter = 0u; shorter < kind; shorter++) {
                 rank += atomicLoad(&class_blobs[shorter]);
             }
             sorted[rank] = blob;
@@ -197,7 +292,8 @@ fn hash_packed(
             blob = sorted[local];
         }
     }
-    if live {
+    // Longer blobs are `hash_trees`'.
+    if live && blob.z <= 1024u {
         hash_bytes(blob.x, blob.y, blob.z);
     }
 }
@@ -209,4 +305,138 @@ fn hash_records(@builtin(global_invocation_id) id: vec3<u32>) {
         return;
     }
     hash_bytes(index, bp.first_byte + index * bp.record_len, bp.record_len);
+}
+
+// Tree blob `k`: the k-th record, or the k-th packed blob `check_packed`
+// listed of up to SHORT_TREE chunks (or over, for `long`).
+fn tree_blob_at(k: u32, long: bool) -> vec3<u32> {
+    if bp.record_len != 0u {
+        return vec3(k, bp.first_byte + k * bp.record_len, bp.record_len);
+    }
+    let at = select(k + 2u, arrayLength(&trees) - 1u - k, long);
+    let index = atomicLoad(&trees[at]);
+    let start = offset(index).x;
+    return vec3(index, start, offset(index + 1u).x - start);
+}
+
+// How many tree blobs there are of up to SHORT_TREE chunks (or over, for
+// `long`): every record of that kind, or as many packed ones as
+// `check_packed` listed (none where it found a problem).
+fn tree_blobs(long: bool) -> u32 {
+    if bp.record_len != 0u {
+        return select(0u, bp.count, (bp.record_len > SHORT_TREE * 1024u) == long);
+    }
+    if atomicLoad(&status[0]) != 0u {
+        return 0u;
+    }
+    return min(atomicLoad(&trees[u32(long)]), arrayLength(&trees) - 2u);
+}
+
+// Chunks a workgroup hashes at once in a blob over SHORT_TREE chunks: a
+// power of two, so that each round's chunks are a whole subtree of the
+// blob's tree.
+const LONG_GROUP: u32 = 64u;
+// The blob over SHORT_TREE chunks a workgroup is on (index, start,
+// length), and how many there are, shared from its first invocation.
+var<workgroup> long_blob: vec3<u32>;
+var<workgroup> long_count: u32;
+// A round's chaining values, joined in place.
+var<workgroup> nodes: array<Cv, LONG_GROUP>;
+// The roots of the blob's whole rounds not yet joined, as in BLAKE3's
+// incremental hasher (at most 17: a blob under 4 GiB has under 2^16
+// rounds).
+var<workgroup> subtrees: array<Cv, 32>;
+
+// The blobs over one chunk, in one dispatch (each dispatch of workgroups
+// with nothing to do cost about a tenth of a millisecond on lavapipe):
+// each workgroup takes every so many of the blobs over SHORT_TREE chunks
+// one at a time, then its invocations every so many of the others, one
+// each. The host dispatches it whether or not a packed batch has such
+// blobs: a workgroup with none to hash returns at once.
+@compute @workgroup_size(LONG_GROUP)
+fn hash_trees(
+    @builtin(workgroup_id) group: vec3<u32>,
+    @builtin(num_workgroups) groups: vec3<u32>,
+    @builtin(local_invocation_index) local: u32,
+) {
+    if local == 0u {
+        long_count = tree_blobs(true);
+    }
+    let long = workgroupUniformLoad(&long_count);
+    for (var k = group.x; k < long; k += groups.x) {
+        if local == 0u {
+            long_blob = tree_blob_at(k, true);
+        }
+        long_tree(workgroupUniformLoad(&long_blob), local);
+    }
+    let short = tree_blobs(false);
+    let stride = groups.x * LONG_GROUP;
+    for (var k = group.x * LONG_GROUP + local; k < short; k += stride) {
+        let blob = tree_blob_at(k, false);
+        write_digest(blob.x, short_tree_at(blob.y, blob.z));
+    }
+}
+
+// Blob (index, start, length) of over 1024 bytes, by the whole workgroup:
+// each round, each invocation hashes a chunk, the round's chunks are
+// paired from the left level by level (an odd last node carried up) into
+// the root of their subtree, and the first invocation joins that root with
+// the earlier rounds'. A blob of one round ends with its root compression;
+// a longer one, with the last join of the subtrees.
+fn long_tree(blob: vec3<u32>, local: u32) {
+    let key = Cv(bp.key[0], bp.key[1]);
+    let chunks = chunks_of(blob.z);
+    let rounds = (chunks - 1u) / LONG_GROUP + 1u;
+    // The first invocation's: subtrees waiting to be joined.
+    var waiting = 0u;
+    for (var round = 0u; round < rounds; round++) {
+        let first = round * LONG_GROUP;
+        let here = min(LONG_GROUP, chunks - first);
+        if local < here {
+            let chunk = first + local;
+            let at = chunk * 1024u;
+            let len = min(1024u, blob.z - at);
+            nodes[local] = chunk_cv_at(key, bp.base_flags, blob.y + at, len, chunk, CHUNK_END);
+        }
+        workgroupBarrier();
+        var nodes_left = here;
+        while nodes_left > 1u {
+            let pairs = nodes_left / 2u;
+            var joined: Cv;
+            if local < pairs {
+                let root = select(0u, ROOT, rounds == 1u && nodes_left == 2u);
+                joined = parent_cv(nodes[2u * local], nodes[2u * local + 1u], root);
+            }
+            workgroupBarrier();
+            if local < pairs {
+                nodes[local] = joined;
+            } else if local == pairs && nodes_left % 2u == 1u {
+                nodes[local] = nodes[nodes_left - 1u];
+            }
+            workgroupBarrier();
+            nodes_left = pairs + nodes_left % 2u;
+        }
+        if local == 0u {
+            var cv = nodes[0];
+            if round + 1u < rounds {
+                // As many subtrees complete as `done` has trailing zeros.
+                var done = round + 1u;
+                while done % 2u == 0u {
+                    waiting -= 1u;
+                    cv = parent_cv(subtrees[waiting], cv, 0u);
+                    done /= 2u;
+                }
+                subtrees[waiting] = cv;
+                waiting += 1u;
+            } else {
+                while waiting > 0u {
+                    waiting -= 1u;
+                    cv = parent_cv(subtrees[waiting], cv, select(0u, ROOT, waiting == 0u));
+                }
+                write_digest(blob.x, cv);
+            }
+        }
+        // Before the next round's chunks overwrite `nodes`.
+        workgroupBarrier();
+    }
 }

@@ -706,11 +706,14 @@ impl Engine {
     /// few bytes of status: for GPU pipelines that produce the blobs and
     /// consume the digests on the card.
     ///
+    /// Blobs of any length: one of at most 1 KiB is one invocation of the
+    /// shader, one of a few chunks a tree hashed by one invocation, a
+    /// longer one a tree hashed by a whole workgroup.
+    ///
     /// Fails with [`ErrorKind::GpuBuffer`] (nothing written) when a buffer
     /// lacks `STORAGE` usage, is too small or over the device's limits, or
-    /// when the offsets decrease, run past the data or give a blob over
-    /// 1 KiB; with [`ErrorKind::BackendUnavailable`] when the engine has no
-    /// GPU.
+    /// when the offsets decrease or run past the data; with
+    /// [`ErrorKind::BackendUnavailable`] when the engine has no GPU.
     #[cfg(feature = "gpu")]
     pub fn hash_gpu_blobs(
         &self,

@@ -1,8 +1,9 @@
 //! Blobs that already live in GPU buffers (`Engine::hash_gpu_blobs`): the
 //! official vectors and random batches against `blake3`, packed (u32 and
 //! u64 offsets that start above 0, at odd byte offsets, in a buffer larger
-//! than the data) and as records; a device the caller opened; and the
-//! errors for buffers that cannot be used as given, with nothing written.
+//! than the data) and as records; blobs over one chunk at its boundaries;
+//! a device the caller opened; and the errors for buffers that cannot be
+//! used as given, with nothing written.
 #![cfg(feature = "gpu")]
 
 mod common;
@@ -76,11 +77,7 @@ fn vectors_in_gpu_buffers_packed_and_as_records() {
         Mode::KeyedHash(&vectors.key),
         Mode::DeriveKey(&vectors.context),
     ];
-    let cases: Vec<_> = vectors
-        .cases
-        .iter()
-        .filter(|c| c.input_len <= 1024)
-        .collect();
+    let cases: Vec<_> = vectors.cases.iter().collect();
     let inputs: Vec<Vec<u8>> = cases.iter().map(|c| vector_input(c.input_len)).collect();
     let blobs: Vec<&[u8]> = inputs.iter().map(Vec::as_slice).collect();
     // One batch of every vector, starting at an odd byte, in a buffer with
@@ -152,7 +149,13 @@ fn random_batches_into_a_gpu_digest_buffer() {
     let alignment = u64::from(device.limits().min_storage_buffer_offset_alignment);
     for round in 0..6 {
         let count = [1, 2, 63, 64, 65, 5000][round];
-        let lens: Vec<usize> = (0..count).map(|_| (next() % 1025) as usize).collect();
+        // One blob in 16 over a chunk.
+        let lens: Vec<usize> = (0..count)
+            .map(|_| match next() % 16 {
+                0 => 1025 + (next() % 8000) as usize,
+                _ => (next() % 1025) as usize,
+            })
+            .collect();
         let inputs: Vec<Vec<u8>> = lens
             .iter()
             .map(|&len| (0..len).map(|_| next() as u8).collect())
@@ -313,6 +316,129 @@ fn blobs_of_many_block_counts_land_in_their_own_slots() {
     }
 }
 
+/// Blobs over one chunk are trees: one invocation of `hash_trees` hashes
+/// one of up to 16 chunks, a whole workgroup a longer one, 64
+/// chunks a round. Every chunk count up to 17 and lengths at chunk
+/// boundaries; a round's worth of chunks and one more; several rounds
+/// (whose subtrees are joined as blake3's own hasher joins chunks);
+/// 1 MiB + 1. Among short blobs, in every mode, packed from an odd byte
+/// (u32 and u64 offsets, into a GPU buffer and to the host, and recorded
+/// for the caller to submit) and as records of each kind.
+#[test]
+fn blobs_over_one_chunk_at_chunk_boundaries() {
+    let Some(engine) = gpu_engine(None) else {
+        return;
+    };
+    let (device, queue) = engine.wgpu_device().unwrap();
+    let chunk = 1024;
+    let mut long: Vec<usize> = (2..=17).map(|chunks| chunks * chunk).collect();
+    long.extend([
+        1025,
+        2049,
+        4097,
+        7 * chunk + 3,
+        16 * chunk + 1,
+        64 * chunk,
+        64 * chunk + 1,
+        65 * chunk,
+        128 * chunk,
+        129 * chunk + 5,
+        192 * chunk + 1,
+        (1 << 20) + 1,
+    ]);
+    let mut lens = Vec::new();
+    for (at, &len) in long.iter().enumerate() {
+        lens.extend([len, [0, 1, 64, 1000, 1024][at % 5]]);
+    }
+    let inputs: Vec<Vec<u8>> = lens
+        .iter()
+        .enumerate()
+        .map(|(index, &len)| (0..len).map(|at| (at * 13 + index) as u8).collect())
+        .collect();
+    let blobs: Vec<&[u8]> = inputs.iter().map(Vec::as_slice).collect();
+    let (data, offsets) = pack(&blobs, 3, 7);
+    let data_buffer = upload(&engine, &data, STORAGE);
+    let narrow = upload(&engine, &offsets_u32(&offsets), STORAGE);
+    let wide = upload(&engine, &offsets_u64(&offsets), STORAGE);
+    let count = blobs.len() as u32;
+    let digest_bytes = 32 * u64::from(count);
+    let digests = upload(
+        &engine,
+        &vec![0; digest_bytes as usize],
+        STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
+    );
+    let key = [0x42u8; 32];
+    for mode in [
+        Mode::Hash,
+        Mode::KeyedHash(&key),
+        Mode::DeriveKey("long blobs"),
+    ] {
+        for (width, offsets) in [
+            ("u32", GpuOffsets::U32(&narrow)),
+            ("u64", GpuOffsets::U64(&wide)),
+        ] {
+            let packed = GpuBlobs::Packed {
+                data: &data_buffer,
+                offsets,
+                count,
+            };
+            let check = |digests: &[[u8; 32]], how: &str| {
+                for (input, digest) in inputs.iter().zip(digests) {
+                    assert_eq!(
+                        *digest,
+                        reference(mode, input),
+                        "{mode:?} {width} {how}: {} bytes",
+                        input.len()
+                    );
+                }
+            };
+            let mut out = vec![[0u8; 32]; blobs.len()];
+            engine.hash_gpu_blobs_into(mode, packed, &mut out).unwrap();
+            check(&out, "to the host");
+            engine.hash_gpu_blobs(mode, packed, &digests, 0).unwrap();
+            let bytes = read(&engine, &digests, digest_bytes);
+            check(bytes.as_chunks().0, "into a buffer");
+            // Cleared, then recorded and submitted by the caller.
+            let clear = upload(
+                &engine,
+                &vec![0; digest_bytes as usize],
+                wgpu::BufferUsages::COPY_SRC,
+            );
+            let mut encoder = device.create_command_encoder(&Default::default());
+            encoder.copy_buffer_to_buffer(&clear, 0, &digests, 0, digest_bytes);
+            let (hash, pending) = engine.encode_gpu_blobs(mode, packed, &digests, 0).unwrap();
+            let submitted = queue.submit([encoder.finish(), hash]);
+            pending.wait_for(submitted).unwrap();
+            let bytes = read(&engine, &digests, digest_bytes);
+            check(bytes.as_chunks().0, "recorded");
+        }
+        // Three records of each kind's lengths, from byte 5.
+        for len in [
+            1025,
+            2048,
+            4097,
+            7 * chunk + 3,
+            16 * chunk,
+            16 * chunk + 1,
+            65 * chunk,
+        ] {
+            let bytes: Vec<u8> = (0..5 + 3 * len).map(|at| (at * 7 / 3) as u8).collect();
+            let buffer = upload(&engine, &bytes, STORAGE);
+            let records = GpuBlobs::Records {
+                data: &buffer,
+                first_byte: 5,
+                record_size: len as u32,
+                count: 3,
+            };
+            let mut out = [[0u8; 32]; 3];
+            engine.hash_gpu_blobs_into(mode, records, &mut out).unwrap();
+            for (record, digest) in bytes[5..].chunks(len).zip(out) {
+                assert_eq!(digest, reference(mode, record), "{mode:?} records of {len}");
+            }
+        }
+    }
+}
+
 #[test]
 fn a_device_the_caller_opened() {
     if gpu_engine(None).is_none() {
@@ -464,15 +590,16 @@ fn buffers_that_cannot_be_used_are_errors_and_nothing_is_written() {
     decreasing[6] = decreasing[5] - 1;
     let mut past = offsets.clone();
     past[10] = data.len() as u64 + 400;
-    // Blob 2 grows to 1025 bytes and every later one moves with it, so
-    // blob 9 also runs past the data: blob 2 is the first problem.
+    // Blob 2 grows to 1025 bytes, which is fine, and every later one
+    // moves with it, so that blob 9 runs past the data: the blob over a
+    // chunk must not be written either.
     let mut long = offsets.clone();
     let grow = 1025 - (long[3] - long[2]);
     long[3..].iter_mut().for_each(|offset| *offset += grow);
     for (bad, says, index) in [
         (decreasing, "never decrease", "blob 5"),
         (past, "past the data", "blob 9"),
-        (long, "over 1024", "blob 2"),
+        (long, "past the data", "blob 9"),
     ] {
         let buffer = upload(&engine, &offsets_u32(&bad), STORAGE);
         let result = engine.hash_gpu_blobs(Mode::Hash, ten(&data_buffer, &buffer), &digests, 0);
@@ -532,11 +659,11 @@ fn buffers_that_cannot_be_used_are_errors_and_nothing_is_written() {
         "{error}"
     );
 
-    // Records: a size outside 1..=1024, or past the buffer.
+    // Records: of no bytes, or past the buffer.
     for (size, count, says) in [
-        (0, 1, "1 to 1024"),
-        (1025, 1, "1 to 1024"),
+        (0, 1, "at least 1 byte"),
         (100, 100, "past"),
+        (1025, 5, "past"),
     ] {
         let records = GpuBlobs::Records {
             data: &data_buffer,
@@ -627,7 +754,7 @@ fn offsets_are_all_checked_where_each_check_takes_several_blobs() {
     let mut last_bad = offsets.clone();
     last_bad[count] = last_bad[count - 1] - 1;
     let mut two_bad = last_bad.clone();
-    two_bad[earlier + 1] = two_bad[earlier] + 1025;
+    two_bad[earlier + 1] = two_bad[earlier] - 1;
     for (bad, index) in [(last_bad, count - 1), (two_bad, earlier)] {
         let buffer = upload(&engine, &offsets_u32(&bad), STORAGE);
         let error = batch(&buffer).expect_err("a bad offset");
@@ -647,8 +774,12 @@ fn hashes_recorded_for_the_caller_to_submit() {
     };
     let (device, queue) = engine.wgpu_device().unwrap();
     let key = [9u8; 32];
+    // Some over a chunk.
     let blobs: Vec<Vec<u8>> = (0..700u32)
-        .map(|i| i.to_le_bytes().repeat(i as usize % 257))
+        .map(|i| {
+            let long = if i % 50 == 7 { 600 } else { 0 };
+            i.to_le_bytes().repeat(i as usize % 257 + long)
+        })
         .collect();
     let (data, offsets) = pack(&blobs.iter().map(Vec::as_slice).collect::<Vec<_>>(), 1, 9);
     let records: Vec<u8> = (0..64 * 500u32).map(|i| (i * 7 % 251) as u8).collect();

@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 use super::device::{gpu_failed, timed_out, GpuDevice};
 use super::info::GpuDeviceType;
 use super::layout::{
-    BufferParams, DIGEST_BYTES, MAX_ONE_INVOCATION, SORT_GROUP, STATUS_DECREASING,
-    STATUS_PAST_DATA, STATUS_TOO_LONG,
+    BufferParams, DIGEST_BYTES, MAX_ONE_INVOCATION, SHORT_TREE_CHUNKS, SORT_GROUP,
+    STATUS_DECREASING, STATUS_PAST_DATA, TREE_GROUP,
 };
 use super::slab::{finish_map, map};
 use super::GpuTimings;
@@ -27,22 +27,25 @@ pub enum GpuOffsets<'a> {
     U64(&'a wgpu::Buffer),
 }
 
-/// Blobs of at most 1 KiB each in GPU buffers of the engine's device
+/// Blobs in GPU buffers of the engine's device
 /// ([`Engine::wgpu_device`](crate::Engine::wgpu_device)), every buffer
-/// created with `BufferUsages::STORAGE`.
+/// created with `BufferUsages::STORAGE`. Blobs of any length: one of at
+/// most 1 KiB is one invocation of the shader, one of up to 16 KiB a tree
+/// of chunks that one invocation hashes, a longer one a tree that a
+/// workgroup of 64 hashes, 64 chunks at a time (so a batch of a few large
+/// blobs uses a small part of the card).
 #[derive(Clone, Copy, Debug)]
 pub enum GpuBlobs<'a> {
     /// `count` blobs packed in `data` with `offsets`; the offsets may
     /// start above 0 and the buffer may hold more than they cover.
-    /// Offsets that decrease or run past the data, or a blob over
-    /// 1024 bytes, are found on the GPU and make the call fail before any
-    /// digest is written.
+    /// Offsets that decrease or run past the data are found on the GPU and
+    /// make the call fail before any digest is written.
     Packed {
         data: &'a wgpu::Buffer,
         offsets: GpuOffsets<'a>,
         count: u32,
     },
-    /// `count` records of `record_size` bytes (1 to 1024) back to back
+    /// `count` records of `record_size` bytes (at least 1) back to back
     /// from byte `first_byte` of `data`.
     Records {
         data: &'a wgpu::Buffer,
@@ -72,6 +75,10 @@ pub(crate) struct Scratch {
     status: wgpu::Buffer,
     /// Binds where records have no offsets.
     placeholder: wgpu::Buffer,
+    /// The packed blobs over one chunk that `check_packed` lists for
+    /// `hash_trees`: their counts, then their indices.
+    /// Grown to the largest call's need.
+    tree_list: wgpu::Buffer,
     /// The status buffer's 16 bytes, then the timestamps, for the host.
     status_readback: wgpu::Buffer,
     stamps: Option<(wgpu::QuerySet, wgpu::Buffer)>,
@@ -88,6 +95,7 @@ impl Scratch {
             params: buffer("buffer params", 64, U::STORAGE | U::COPY_DST),
             status: buffer("status", 16, U::STORAGE | U::COPY_DST | U::COPY_SRC),
             placeholder: buffer("no offsets", 16, U::STORAGE),
+            tree_list: buffer("tree blobs", 16, U::STORAGE | U::COPY_DST),
             status_readback: buffer(
                 "status readback",
                 16 + STAMPS_BYTES,
@@ -173,9 +181,38 @@ struct Plan<'a> {
     data_binding: u64,
     /// The offsets buffer and the bytes of it bound, for packed blobs.
     offsets: Option<(&'a wgpu::Buffer, u64)>,
-    groups: (u32, u32),
+    /// Workgroups of `hash_packed` or `hash_records`, none where every
+    /// blob is `hash_trees`'.
+    groups: Option<(u32, u32)>,
     /// Workgroups of the check pass (along x only).
     check_groups: u32,
+    /// Workgroups of `hash_trees` (none where no blob can be over one
+    /// chunk).
+    tree_groups: u32,
+    /// Packed blobs over one chunk the data can hold: what the list of
+    /// them needs room for.
+    tree_capacity: u32,
+}
+
+/// Workgroups of `hash_trees` on a card, where a packed batch may have
+/// blobs over one chunk: twice what an H200 keeps resident at once (132
+/// multiprocessors, about 16 workgroups of 64 each at this shader's
+/// registers), so that blobs of unequal lengths even out. Each takes every
+/// so many of the blobs `check_packed` listed, and returns at once where
+/// there are none: a batch without such blobs pays a few microseconds.
+const TREE_WORKGROUPS: u32 = 4096;
+/// The same on a software adapter, which ran each workgroup with nothing
+/// to do in a few microseconds: one per core or so.
+const TREE_WORKGROUPS_CPU: u32 = 4;
+
+/// Workgroups of `hash_trees` for `short` blobs of a few chunks, an
+/// invocation each, and `long` ones, a workgroup each; at most `most`.
+fn tree_groups(gpu: &GpuDevice, short: u32, long: u32, most: u32) -> u32 {
+    short
+        .div_ceil(TREE_GROUP)
+        .max(long)
+        .min(most)
+        .min(gpu.limits.max_compute_workgroups_per_dimension)
 }
 
 /// Blobs each invocation of the check pass takes on a card, once a batch
@@ -279,13 +316,12 @@ fn plan<'a>(gpu: &GpuDevice, words: ModeWords, blobs: GpuBlobs<'a>) -> Result<Pl
             record_size,
             count,
         } => {
-            if record_size == 0 || record_size as usize > MAX_ONE_INVOCATION {
+            if record_size == 0 {
                 return Err(buffer_error(
                     "data",
-                    format!(
-                        "records of {record_size} bytes: records in GPU buffers are 1 to \
-                         {MAX_ONE_INVOCATION} bytes (hash longer ones from host memory)"
-                    ),
+                    "records of 0 bytes: records in GPU buffers are at least 1 byte (hash \
+                     empty blobs as packed blobs with equal offsets)"
+                        .to_owned(),
                 ));
             }
             let end = first_byte + u64::from(count) * u64::from(record_size);
@@ -310,13 +346,39 @@ fn plan<'a>(gpu: &GpuDevice, words: ModeWords, blobs: GpuBlobs<'a>) -> Result<Pl
     check_storage("data", data)?;
     let data_binding = bindable(gpu, data);
     params.data_bytes = data_binding as u32;
+    // Blobs of one chunk are `hash_packed`'s or `hash_records`', longer
+    // ones `hash_trees`': an invocation each up to `short_tree` bytes, a
+    // workgroup each above. All records are of one kind; a packed batch may
+    // hold as many of each as its data has room for (a good batch's blobs
+    // never overlap).
+    let one_chunk = MAX_ONE_INVOCATION as u32;
+    let short_tree = SHORT_TREE_CHUNKS * one_chunk;
+    let any = u32::MAX;
+    let (short, tree_groups, tree_capacity) = match blobs {
+        GpuBlobs::Records { record_size, .. } if record_size <= one_chunk => (true, 0, 0),
+        GpuBlobs::Records { record_size, .. } if record_size <= short_tree => {
+            (false, tree_groups(gpu, count, 0, any), 0)
+        }
+        GpuBlobs::Records { .. } => (false, tree_groups(gpu, 0, count, any), 0),
+        GpuBlobs::Packed { .. } => {
+            let most = match gpu.info.device_type {
+                GpuDeviceType::Cpu => TREE_WORKGROUPS_CPU,
+                _ => TREE_WORKGROUPS,
+            };
+            let trees = count.min(params.data_bytes / (one_chunk + 1));
+            let long = count.min(params.data_bytes / (short_tree + 1));
+            (true, tree_groups(gpu, trees, long, most), trees)
+        }
+    };
     Ok(Plan {
         params,
         data,
         data_binding,
         offsets,
-        groups: (groups_x, groups_y),
+        groups: short.then_some((groups_x, groups_y)),
         check_groups,
+        tree_groups,
+        tree_capacity,
     })
 }
 
@@ -544,6 +606,14 @@ fn record(
     initial[4..8].copy_from_slice(&u32::MAX.to_le_bytes());
     initial[8..12].copy_from_slice(&token.to_le_bytes());
     gpu.queue.write_buffer(&scratch.status, 0, &initial);
+    // Two counts, then room for every blob the list may get.
+    let list_bytes = 4 * (2 + u64::from(plan.tree_capacity));
+    if scratch.tree_list.size() < list_bytes {
+        use wgpu::BufferUsages as U;
+        let size = list_bytes.next_multiple_of(256);
+        scratch.tree_list = new_buffer(device, "tree blobs", size, U::STORAGE | U::COPY_DST);
+    }
+    gpu.queue.write_buffer(&scratch.tree_list, 0, &[0; 8]);
     // Records bind no offsets: a placeholder fills the slot.
     let (offsets, offsets_size) = plan.offsets.unwrap_or((&scratch.placeholder, 16));
     let bind = |binding, buffer, offset, size| wgpu::BindGroupEntry {
@@ -563,6 +633,7 @@ fn record(
             bind(2, plan.data, 0, plan.data_binding.max(4)),
             bind(3, target.buffer, target.offset, digest_bytes),
             bind(4, &scratch.status, 0, 16),
+            bind(5, &scratch.tree_list, 0, scratch.tree_list.size()),
         ],
     });
     let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
@@ -595,12 +666,18 @@ fn record(
             timestamp_writes: stamps(0),
         });
         pass.set_bind_group(0, &bind_group, &[]);
-        let pipeline = match plan.offsets {
-            Some(_) => &gpu.buffers.hash_packed,
-            None => &gpu.buffers.hash_records,
-        };
-        pass.set_pipeline(pipeline);
-        pass.dispatch_workgroups(plan.groups.0, plan.groups.1, 1);
+        if let Some((x, y)) = plan.groups {
+            let pipeline = match plan.offsets {
+                Some(_) => &gpu.buffers.hash_packed,
+                None => &gpu.buffers.hash_records,
+            };
+            pass.set_pipeline(pipeline);
+            pass.dispatch_workgroups(x, y, 1);
+        }
+        if plan.tree_groups > 0 {
+            pass.set_pipeline(&gpu.buffers.hash_trees);
+            pass.dispatch_workgroups(plan.tree_groups, 1, 1);
+        }
     }
     // Only the stamps written: records have no check pass.
     let written = if checked { STAMPS } else { 2 };
@@ -716,9 +793,6 @@ fn packed_problem(problems: u32, index: u32) -> Error {
     } else if problems & STATUS_PAST_DATA != 0 {
         "its offsets point past the data buffer, past 4 GiB or past the device's \
          binding limit (every offset must be at most the data's length)"
-    } else if problems & STATUS_TOO_LONG != 0 {
-        "it is over 1024 bytes (blobs in GPU buffers are hashed one chunk per \
-         invocation; hash longer ones from host memory)"
     } else {
         "unknown problem"
     };

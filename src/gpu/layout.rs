@@ -35,16 +35,25 @@ pub(crate) fn buffer_shader() -> String {
 pub(crate) const CHECK_PACKED_ENTRY: &str = "check_packed";
 pub(crate) const HASH_PACKED_ENTRY: &str = "hash_packed";
 pub(crate) const HASH_BUFFER_RECORDS_ENTRY: &str = "hash_records";
+pub(crate) const HASH_TREES_ENTRY: &str = "hash_trees";
 
-/// Bits of the status word `check_packed` sets (`DECREASING`, `PAST_DATA`,
-/// `TOO_LONG` in the shader).
+/// Bits of the status word `check_packed` sets (`DECREASING` and
+/// `PAST_DATA` in the shader).
 pub(crate) const STATUS_DECREASING: u32 = 1;
 pub(crate) const STATUS_PAST_DATA: u32 = 2;
-pub(crate) const STATUS_TOO_LONG: u32 = 4;
 
 /// Invocations in a workgroup of `hash_packed`, which sorts its blobs by
 /// block count (`SORT_GROUP` in `buffers.wgsl`).
 pub(crate) const SORT_GROUP: u32 = 256;
+
+/// Chunks of the longest blob in GPU buffers that one invocation hashes
+/// (`SHORT_TREE` in `buffers.wgsl`, in `hash_trees`); a whole workgroup
+/// takes each longer one.
+pub(crate) const SHORT_TREE_CHUNKS: u32 = 16;
+
+/// Invocations in a workgroup of `hash_trees` (`LONG_GROUP` in
+/// `buffers.wgsl`).
+pub(crate) const TREE_GROUP: u32 = 64;
 
 /// Invocations per workgroup unless `B3BATCH_GPU_WORKGROUP` says otherwise
 /// (the shader's `workgroup_size` override).
@@ -252,6 +261,8 @@ mod tests {
         assert!(slabs.contains(&workgroup) && buffers.contains(&workgroup));
         assert!(slabs.contains("const SKIP: u32 = 0xffffffffu;"));
         assert!(buffers.contains(&format!("const SORT_GROUP: u32 = {SORT_GROUP}u;")));
+        assert!(buffers.contains(&format!("const SHORT_TREE: u32 = {SHORT_TREE_CHUNKS}u;")));
+        assert!(buffers.contains(&format!("const LONG_GROUP: u32 = {TREE_GROUP}u;")));
         assert!(slabs.contains("const NOT_ROOT: u32 = 0xffffffffu;"));
         assert_eq!(NOT_ROOT, 0xffff_ffff);
         for entry in SLAB_ENTRIES {
@@ -261,13 +272,13 @@ mod tests {
             CHECK_PACKED_ENTRY,
             HASH_PACKED_ENTRY,
             HASH_BUFFER_RECORDS_ENTRY,
+            HASH_TREES_ENTRY,
         ] {
             assert!(buffers.contains(&format!("fn {entry}(")), "{entry}");
         }
         for (name, bit) in [
             ("DECREASING", STATUS_DECREASING),
             ("PAST_DATA", STATUS_PAST_DATA),
-            ("TOO_LONG", STATUS_TOO_LONG),
         ] {
             assert!(
                 buffers.contains(&format!("const {name}: u32 = {bit}u;")),
