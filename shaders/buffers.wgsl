@@ -377,7 +377,8 @@ fn hash_trees(
     }
 }
 
-// Blob (index, start, length) of over 1024 bytes, by the whole workgroup:
+// Blob (index, start, length) of over one chunk (`hash_trees` gives it
+// those over SHORT_TREE chunks), by the whole workgroup:
 // each round, each invocation hashes a chunk, the round's chunks are
 // paired from the left level by level (an odd last node carried up) into
 // the root of their subtree, and the first invocation joins that root with
