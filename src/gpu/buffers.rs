@@ -613,7 +613,10 @@ fn record(
         let size = list_bytes.next_multiple_of(256);
         scratch.tree_list = new_buffer(device, "tree blobs", size, U::STORAGE | U::COPY_DST);
     }
-    gpu.queue.write_buffer(&scratch.tree_list, 0, &[0; 8]);
+    // Its counts, for `check_packed` to count from: records have no list.
+    if plan.offsets.is_some() {
+        gpu.queue.write_buffer(&scratch.tree_list, 0, &[0; 8]);
+    }
     // Records bind no offsets: a placeholder fills the slot.
     let (offsets, offsets_size) = plan.offsets.unwrap_or((&scratch.placeholder, 16));
     let bind = |binding, buffer, offset, size| wgpu::BindGroupEntry {
