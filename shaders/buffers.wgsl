@@ -23,11 +23,15 @@
 // Longer blobs are trees of chunks, hashed by an entry of their own,
 // `hash_trees` (the tree code inside `hash_packed` made its short blobs
 // three times slower on lavapipe): one of up to SHORT_TREE chunks by one
-// invocation, chunk after chunk; a longer one by a whole workgroup, whose
-// lanes share its chunks, so that a batch of a few large blobs still keeps
-// the card busy. Its invocations hash LONG_GROUP chunks at a time and join
-// them in workgroup memory; the roots of those whole subtrees are joined
-// as BLAKE3's incremental hasher joins chunks.
+// invocation, chunk after chunk; one of up to PIECE chunks by a whole
+// workgroup, whose lanes share its chunks. Its invocations hash LONG_GROUP
+// chunks at a time and join them in workgroup memory; the roots of those
+// whole subtrees are joined as BLAKE3's incremental hasher joins chunks.
+// A longer blob is split in pieces of PIECE chunks, each a whole subtree of
+// its tree, that workgroups hash side by side (one workgroup took a 16 MiB
+// blob alone, on one of lavapipe's cores, at a third of the slab path's
+// rate); `join_pieces` then joins each blob's pieces the same way, in a
+// dispatch of its own, after all of them are done.
 // (The host cannot plan per-chunk jobs, as it does for slabs, without
 // reading the offsets back: a round trip on every call.)
 //
@@ -67,12 +71,20 @@ const PAST_DATA: u32 = 2u;
 @group(0) @binding(3) var<storage, read_write> out: array<vec4<u32>>;
 @group(0) @binding(4) var<storage, read_write> status: array<atomic<u32>, 4>;
 // Packed blobs over one chunk, listed by `check_packed` in no set order:
-// how many have up to SHORT_TREE chunks and how many more, then the
-// indices of the first from the front and of the others from the back.
+// how many have up to SHORT_TREE chunks, how many more up to PIECE chunks,
+// and a word for the longer ones (`list_tree_blob`); then the next piece
+// for a workgroup of `hash_trees` to take (for records too); then the
+// indices of the first from word LIST_START on and of the second from the
+// back.
 // The host sizes it for as many as the data can hold (the offsets of a
 // good batch never decrease, so no two blobs overlap); only a batch with a
 // problem, which hashes nothing, can find more.
 @group(0) @binding(5) var<storage, read_write> trees: array<atomic<u32>>;
+// Blobs over PIECE chunks: from the front, each packed one's index, start,
+// length and first piece, listed by `check_packed` in the order of their
+// pieces; from the back, two vec4s a piece, its chaining value, written by
+// `hash_trees` for `join_pieces`. Sized by the host as `trees` is.
+@group(0) @binding(6) var<storage, read_write> pieces: array<vec4<u32>>;
 
 // What `check_packed` found, read once per workgroup rather than by every
 // invocation: whether a blob has a problem, else whether to sort.
@@ -92,6 +104,15 @@ const TREE: u32 = 16u;
 // Chunks of the longest blob that one invocation of `hash_trees` hashes;
 // a whole workgroup hashes each longer one.
 const SHORT_TREE: u32 = 16u;
+// Chunks of the longest blob that one workgroup hashes alone, and of the
+// pieces a longer one is split in: a power of two, so that each piece is a
+// whole subtree of the blob's tree. A 1 GiB blob makes 4096 pieces, about
+// as many workgroups as a card keeps busy, and its join takes 64 rounds.
+const PIECE: u32 = 256u;
+// Where the lists of `trees` begin: after their three counts and the next
+// piece.
+const LIST_START: u32 = 4u;
+const NEXT_PIECE: u32 = 3u;
 // `hash_packed`'s blobs of each block count less one.
 var<workgroup> class_blobs: array<atomic<u32>, CLASSES>;
 // The workgroup's blobs sorted by block count: index, start and length.
@@ -148,18 +169,44 @@ fn check_packed(@builtin(global_invocation_id) id: vec3<u32>) {
             let kind = class_of(end.x - start.x);
             seen |= 1u << kind;
             if kind == TREE {
-                let long = chunks_of(end.x - start.x) > SHORT_TREE;
-                let listed = atomicAdd(&trees[u32(long)], 1u);
-                if listed + 2u < arrayLength(&trees) {
-                    let at = select(listed + 2u, arrayLength(&trees) - 1u - listed, long);
-                    atomicStore(&trees[at], index);
-                }
+                list_tree_blob(index, start.x, end.x - start.x);
             }
         }
     }
     if (seen & ~atomicLoad(&status[3])) != 0u {
         atomicOr(&status[3], seen);
     }
+}
+
+// Lists blob `index` of over one chunk for `hash_trees`: among the blobs
+// of up to SHORT_TREE chunks, of up to PIECE, or of more. For the last, one
+// atomic add to word 2 of `trees` gives it both its place in their list
+// (the count of such blobs is the word's high half) and its first piece
+// (the count of their pieces, the low half), so that the list is in the
+// order of their pieces (`piece_owner` searches it). Neither half can
+// carry into the other: a good batch under 4 GiB has under 2^14 such
+// blobs and 2^15 pieces.
+fn list_tree_blob(index: u32, start: u32, len: u32) {
+    let chunks = chunks_of(len);
+    if chunks > PIECE {
+        let before = atomicAdd(&trees[2], (1u << 16u) + pieces_of(chunks));
+        let slot = before >> 16u;
+        if slot < arrayLength(&pieces) {
+            pieces[slot] = vec4(index, start, len, before & 0xffffu);
+        }
+        return;
+    }
+    let long = chunks > SHORT_TREE;
+    let listed = atomicAdd(&trees[u32(long)], 1u);
+    if listed + LIST_START < arrayLength(&trees) {
+        let at = select(listed + LIST_START, arrayLength(&trees) - 1u - listed, long);
+        atomicStore(&trees[at], index);
+    }
+}
+
+// Pieces of a blob of `chunks` chunks (over 0).
+fn pieces_of(chunks: u32) -> u32 {
+    return (chunks - 1u) / PIECE + 1u;
 }
 
 // The 64 bytes from byte `at`: the 17 words that hold them, funnelled
@@ -313,46 +360,102 @@ fn tree_blob_at(k: u32, long: bool) -> vec3<u32> {
     if bp.record_len != 0u {
         return vec3(k, bp.first_byte + k * bp.record_len, bp.record_len);
     }
-    let at = select(k + 2u, arrayLength(&trees) - 1u - k, long);
+    let at = select(k + LIST_START, arrayLength(&trees) - 1u - k, long);
     let index = atomicLoad(&trees[at]);
     let start = offset(index).x;
     return vec3(index, start, offset(index + 1u).x - start);
 }
 
-// How many tree blobs there are of up to SHORT_TREE chunks (or over, for
-// `long`): every record of that kind, or as many packed ones as
-// `check_packed` listed (none where it found a problem).
+// How many tree blobs there are of up to SHORT_TREE chunks (or over, up to
+// PIECE, for `long`): every record of that kind, or as many packed ones
+// as `check_packed` listed (none where it found a problem).
 fn tree_blobs(long: bool) -> u32 {
     if bp.record_len != 0u {
-        return select(0u, bp.count, (bp.record_len > SHORT_TREE * 1024u) == long);
+        let chunks = chunks_of(bp.record_len);
+        let kind = (chunks > SHORT_TREE) == long && chunks <= PIECE;
+        return select(0u, bp.count, kind);
     }
     if atomicLoad(&status[0]) != 0u {
         return 0u;
     }
-    return min(atomicLoad(&trees[u32(long)]), arrayLength(&trees) - 2u);
+    return min(atomicLoad(&trees[u32(long)]), arrayLength(&trees) - LIST_START);
+}
+
+// How many blobs are over PIECE chunks, and their pieces: every record or
+// none, or as many packed ones as `check_packed` listed (none where it
+// found a problem).
+fn split_blobs() -> vec2<u32> {
+    if bp.record_len != 0u {
+        let chunks = chunks_of(bp.record_len);
+        return select(vec2(0u), vec2(bp.count, bp.count * pieces_of(chunks)), chunks > PIECE);
+    }
+    if atomicLoad(&status[0]) != 0u {
+        return vec2(0u);
+    }
+    let listed = atomicLoad(&trees[2]);
+    return vec2(listed >> 16u, listed & 0xffffu);
+}
+
+// Blob `k` over PIECE chunks: index, start, length and first piece.
+fn split_blob_at(k: u32) -> vec4<u32> {
+    if bp.record_len != 0u {
+        let first = k * pieces_of(chunks_of(bp.record_len));
+        return vec4(k, bp.first_byte + k * bp.record_len, bp.record_len, first);
+    }
+    return pieces[k];
+}
+
+// Which of the `split` blobs over PIECE chunks piece `p` belongs to: the
+// last whose first piece is at most `p` (the list is in their order).
+fn piece_owner(p: u32, split: u32) -> u32 {
+    if bp.record_len != 0u {
+        return p / pieces_of(chunks_of(bp.record_len));
+    }
+    var low = 0u;
+    var high = split;
+    while high - low > 1u {
+        let middle = (low + high) / 2u;
+        if pieces[middle].w <= p {
+            low = middle;
+        } else {
+            high = middle;
+        }
+    }
+    return low;
+}
+
+// Where piece `p`'s chaining value lies in `pieces`: from the back.
+fn piece_cv_at(p: u32) -> u32 {
+    return arrayLength(&pieces) - 2u * (p + 1u);
 }
 
 // Chunks a workgroup hashes at once in a blob over SHORT_TREE chunks: a
 // power of two, so that each round's chunks are a whole subtree of the
 // blob's tree.
 const LONG_GROUP: u32 = 64u;
-// The blob over SHORT_TREE chunks a workgroup is on (index, start,
-// length), and how many there are, shared from its first invocation.
-var<workgroup> long_blob: vec3<u32>;
-var<workgroup> long_count: u32;
+// What the workgroup's first invocation reads for all: the counts of
+// split blobs, of their pieces and of the other blobs over SHORT_TREE
+// chunks, then the blob the workgroup is on (index, start, length and,
+// for a split one, its first piece).
+var<workgroup> tree_counts: vec3<u32>;
+var<workgroup> tree_blob: vec4<u32>;
+var<workgroup> taken_piece: u32;
 // A round's chaining values, joined in place.
 var<workgroup> nodes: array<Cv, LONG_GROUP>;
-// The roots of the blob's whole rounds not yet joined, as in BLAKE3's
-// incremental hasher (at most 17: a blob under 4 GiB has under 2^16
-// rounds).
-var<workgroup> subtrees: array<Cv, 32>;
+// The roots of a tree's whole rounds not yet joined, as in BLAKE3's
+// incremental hasher: at most 8, for a blob under 4 GiB has under 2^14
+// pieces, so under 2^8 rounds of them.
+var<workgroup> subtrees: array<Cv, 16>;
 
 // The blobs over one chunk, in one dispatch (each dispatch of workgroups
 // with nothing to do cost about a tenth of a millisecond on lavapipe):
-// each workgroup takes every so many of the blobs over SHORT_TREE chunks
-// one at a time, then its invocations every so many of the others, one
-// each. The host dispatches it whether or not a packed batch has such
-// blobs: a workgroup with none to hash returns at once.
+// each workgroup takes the next piece of the blobs over PIECE chunks until
+// none is left (pieces by stride would leave one workgroup all of the
+// blobs' full pieces and another all of their short last ones), then every
+// so many of the blobs over SHORT_TREE chunks one at a time, then its
+// invocations every so many of the others, one each. The
+// host dispatches it whether or not a packed batch has such blobs: a
+// workgroup with none to hash returns at once.
 @compute @workgroup_size(LONG_GROUP)
 fn hash_trees(
     @builtin(workgroup_id) group: vec3<u32>,
@@ -360,14 +463,40 @@ fn hash_trees(
     @builtin(local_invocation_index) local: u32,
 ) {
     if local == 0u {
-        long_count = tree_blobs(true);
+        tree_counts = vec3(split_blobs(), tree_blobs(true));
     }
-    let long = workgroupUniformLoad(&long_count);
-    for (var k = group.x; k < long; k += groups.x) {
+    let counts = workgroupUniformLoad(&tree_counts);
+    while counts.y > 0u {
         if local == 0u {
-            long_blob = tree_blob_at(k, true);
+            let next = atomicAdd(&trees[NEXT_PIECE], 1u);
+            if next < counts.y {
+                tree_blob = split_blob_at(piece_owner(next, counts.x));
+            }
+            taken_piece = next;
         }
-        long_tree(workgroupUniformLoad(&long_blob), local);
+        let p = workgroupUniformLoad(&taken_piece);
+        if p >= counts.y {
+            break;
+        }
+        let blob = workgroupUniformLoad(&tree_blob);
+        let first = (p - blob.w) * PIECE;
+        let leaves = min(PIECE, chunks_of(blob.z) - first);
+        let cv = workgroup_tree(blob, first, leaves, false, false, local);
+        if local == 0u {
+            let at = piece_cv_at(p);
+            pieces[at] = cv.low;
+            pieces[at + 1u] = cv.high;
+        }
+    }
+    for (var k = group.x; k < counts.z; k += groups.x) {
+        if local == 0u {
+            tree_blob = vec4(tree_blob_at(k, true), 0u);
+        }
+        let blob = workgroupUniformLoad(&tree_blob);
+        let cv = workgroup_tree(blob, 0u, chunks_of(blob.z), false, true, local);
+        if local == 0u {
+            write_digest(blob.x, cv);
+        }
     }
     let short = tree_blobs(false);
     let stride = groups.x * LONG_GROUP;
@@ -377,27 +506,63 @@ fn hash_trees(
     }
 }
 
-// Blob (index, start, length) of over one chunk (`hash_trees` gives it
-// those over SHORT_TREE chunks), by the whole workgroup:
-// each round, each invocation hashes a chunk, the round's chunks are
-// paired from the left level by level (an odd last node carried up) into
-// the root of their subtree, and the first invocation joins that root with
-// the earlier rounds'. A blob of one round ends with its root compression;
-// a longer one, with the last join of the subtrees.
-fn long_tree(blob: vec3<u32>, local: u32) {
-    let key = Cv(bp.key[0], bp.key[1]);
-    let chunks = chunks_of(blob.z);
-    let rounds = (chunks - 1u) / LONG_GROUP + 1u;
-    // The first invocation's: subtrees waiting to be joined.
+// The blobs over PIECE chunks, once `hash_trees` has hashed their pieces:
+// each workgroup takes every so many, one at a time, and joins its pieces'
+// chaining values into its root. The host dispatches it only where the
+// data can hold such a blob.
+@compute @workgroup_size(LONG_GROUP)
+fn join_pieces(
+    @builtin(workgroup_id) group: vec3<u32>,
+    @builtin(num_workgroups) groups: vec3<u32>,
+    @builtin(local_invocation_index) local: u32,
+) {
+    if local == 0u {
+        tree_counts = vec3(split_blobs(), 0u);
+    }
+    let split = workgroupUniformLoad(&tree_counts).x;
+    for (var k = group.x; k < split; k += groups.x) {
+        if local == 0u {
+            tree_blob = split_blob_at(k);
+        }
+        let blob = workgroupUniformLoad(&tree_blob);
+        let cv = workgroup_tree(blob, blob.w, pieces_of(chunks_of(blob.z)), true, true, local);
+        if local == 0u {
+            write_digest(blob.x, cv);
+        }
+    }
+}
+
+// Leaf `leaf` of a tree over blob (index, start, length, first piece):
+// where `joining`, the chaining value of piece `leaf`, else that of chunk
+// `leaf` of the blob.
+fn leaf_cv(blob: vec4<u32>, leaf: u32, joining: bool) -> Cv {
+    if joining {
+        let at = piece_cv_at(leaf);
+        return Cv(pieces[at], pieces[at + 1u]);
+    }
+    let at = leaf * 1024u;
+    let len = min(1024u, blob.z - at);
+    return chunk_cv_at(Cv(bp.key[0], bp.key[1]), bp.base_flags, blob.y + at, len, leaf, CHUNK_END);
+}
+
+// The root of `leaves` leaves from leaf `first` (`leaf_cv`) — a whole
+// blob's, flagged as such where `root`, else a piece's subtree — by the
+// whole workgroup, returned to its first invocation: each round, each
+// invocation takes a leaf, the round's leaves are paired from the left
+// level by level (an odd last node carried up) into the root of their
+// subtree, and the first invocation joins that root with the earlier
+// rounds'. A root of one round ends with that round's last compression; of
+// more, with the last join of the subtrees. `leaves` is over 1 where
+// `root`: a blob of one leaf is no tree.
+fn workgroup_tree(blob: vec4<u32>, first: u32, leaves: u32, joining: bool, root: bool, local: u32) -> Cv {
+    let rounds = (leaves - 1u) / LONG_GROUP + 1u;
+    // The first invocation's: subtrees waiting to be joined, and the root.
     var waiting = 0u;
+    var cv: Cv;
     for (var round = 0u; round < rounds; round++) {
-        let first = round * LONG_GROUP;
-        let here = min(LONG_GROUP, chunks - first);
+        let here = min(LONG_GROUP, leaves - round * LONG_GROUP);
         if local < here {
-            let chunk = first + local;
-            let at = chunk * 1024u;
-            let len = min(1024u, blob.z - at);
-            nodes[local] = chunk_cv_at(key, bp.base_flags, blob.y + at, len, chunk, CHUNK_END);
+            nodes[local] = leaf_cv(blob, first + round * LONG_GROUP + local, joining);
         }
         workgroupBarrier();
         var nodes_left = here;
@@ -405,8 +570,8 @@ fn long_tree(blob: vec3<u32>, local: u32) {
             let pairs = nodes_left / 2u;
             var joined: Cv;
             if local < pairs {
-                let root = select(0u, ROOT, rounds == 1u && nodes_left == 2u);
-                joined = parent_cv(nodes[2u * local], nodes[2u * local + 1u], root);
+                let flag = select(0u, ROOT, root && rounds == 1u && nodes_left == 2u);
+                joined = parent_cv(nodes[2u * local], nodes[2u * local + 1u], flag);
             }
             workgroupBarrier();
             if local < pairs {
@@ -418,7 +583,7 @@ fn long_tree(blob: vec3<u32>, local: u32) {
             nodes_left = pairs + nodes_left % 2u;
         }
         if local == 0u {
-            var cv = nodes[0];
+            cv = nodes[0];
             if round + 1u < rounds {
                 // As many subtrees complete as `done` has trailing zeros.
                 var done = round + 1u;
@@ -432,12 +597,13 @@ fn long_tree(blob: vec3<u32>, local: u32) {
             } else {
                 while waiting > 0u {
                     waiting -= 1u;
-                    cv = parent_cv(subtrees[waiting], cv, select(0u, ROOT, waiting == 0u));
+                    let flag = select(0u, ROOT, root && waiting == 0u);
+                    cv = parent_cv(subtrees[waiting], cv, flag);
                 }
-                write_digest(blob.x, cv);
             }
         }
-        // Before the next round's chunks overwrite `nodes`.
+        // Before the next round's leaves overwrite `nodes`.
         workgroupBarrier();
     }
+    return cv;
 }

@@ -318,13 +318,16 @@ fn blobs_of_many_block_counts_land_in_their_own_slots() {
 }
 
 /// Blobs over one chunk are trees: one invocation of `hash_trees` hashes
-/// one of up to 16 chunks, a whole workgroup a longer one, 64
-/// chunks a round. Every chunk count up to 17 and lengths at chunk
+/// one of up to 16 chunks, a whole workgroup one of up to 256, 64 chunks a
+/// round, and a longer one is split in pieces of 256 chunks that
+/// `join_pieces` joins. Every chunk count up to 17 and lengths at chunk
 /// boundaries; a round's worth of chunks and one more; several rounds
-/// (whose subtrees are joined as blake3's own hasher joins chunks);
-/// 1 MiB + 1. Among short blobs, in every mode, packed from an odd byte
-/// (u32 and u64 offsets, into a GPU buffer and to the host, and recorded
-/// for the caller to submit) and as records of each kind.
+/// (whose subtrees are joined as blake3's own hasher joins chunks); a
+/// piece's worth and one more (a last piece of one byte), several split
+/// blobs of unequal piece counts, 1 MiB + 1. Among short blobs, in every
+/// mode, packed from an odd byte (u32 and u64 offsets, into a GPU buffer
+/// and to the host, and recorded for the caller to submit) and as records
+/// of each kind.
 #[test]
 fn blobs_over_one_chunk_at_chunk_boundaries() {
     let Some(engine) = gpu_engine(None) else {
@@ -345,6 +348,11 @@ fn blobs_over_one_chunk_at_chunk_boundaries() {
         128 * chunk,
         129 * chunk + 5,
         192 * chunk + 1,
+        256 * chunk,
+        256 * chunk + 1,
+        257 * chunk,
+        384 * chunk + 7,
+        512 * chunk + 1,
         (1 << 20) + 1,
     ]);
     let mut lens = Vec::new();
@@ -417,6 +425,8 @@ fn blobs_over_one_chunk_at_chunk_boundaries() {
             16 * chunk,
             16 * chunk + 1,
             65 * chunk,
+            256 * chunk + 1,
+            300 * chunk,
         ] {
             let bytes: Vec<u8> = (0..5 + 3 * len).map(|at| (at * 7 / 3) as u8).collect();
             let buffer = upload(&engine, &bytes, STORAGE);
@@ -431,6 +441,45 @@ fn blobs_over_one_chunk_at_chunk_boundaries() {
             for (record, digest) in bytes[5..].chunks(len).zip(out) {
                 assert_eq!(digest, reference(mode, record), "{mode:?} records of {len}");
             }
+        }
+    }
+}
+
+/// A blob of 193 pieces and one byte: its join takes four rounds of 64
+/// pieces' roots (the last of two), so that two subtrees wait to be
+/// joined at its end, as blake3's own hasher joins chunks. Beside it, a
+/// split blob of two pieces and short blobs.
+#[test]
+fn a_blob_of_many_pieces() {
+    let Some(engine) = gpu_engine(None) else {
+        return;
+    };
+    let piece = 256 * 1024;
+    let inputs: Vec<Vec<u8>> = [100, 193 * piece + 1, 2 * piece, 0]
+        .iter()
+        .enumerate()
+        .map(|(index, &len)| (0..len).map(|at| (at * 31 / 7 + index) as u8).collect())
+        .collect();
+    let blobs: Vec<&[u8]> = inputs.iter().map(Vec::as_slice).collect();
+    let (data, offsets) = pack(&blobs, 1, 0);
+    let data_buffer = upload(&engine, &data, STORAGE);
+    let offsets_buffer = upload(&engine, &offsets_u32(&offsets), STORAGE);
+    let packed = GpuBlobs::Packed {
+        data: &data_buffer,
+        offsets: GpuOffsets::U32(&offsets_buffer),
+        count: blobs.len() as u32,
+    };
+    let key = [7u8; 32];
+    for mode in [Mode::Hash, Mode::KeyedHash(&key)] {
+        let mut out = vec![[0u8; 32]; blobs.len()];
+        engine.hash_gpu_blobs_into(mode, packed, &mut out).unwrap();
+        for (input, digest) in inputs.iter().zip(&out) {
+            assert_eq!(
+                *digest,
+                reference(mode, input),
+                "{mode:?}: {} bytes",
+                input.len()
+            );
         }
     }
 }

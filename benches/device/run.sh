@@ -9,8 +9,8 @@
 #   2. the vectors and the GPU tests on the card, through the host upload;
 #   3. b3batch bench, GPU columns, 256 MiB a case: the copy and the host
 #      upload side by side, then 1 GiB of 1 KiB blobs through the host
-#      upload, and blobs of 4 KiB to 1 MiB (trees) through both, with the
-#      packing and copy stages;
+#      upload, and blobs of 4 KiB to 1 MiB and one of 256 MiB (trees) through
+#      both, with the packing and copy stages;
 #   4. auto.sh: calibrate, then Auto, the forced choices and a forced split
 #      from 1 MiB to 1 GiB;
 #   5. the GPU-buffer tests, the other workgroup size, the card's own
@@ -47,7 +47,7 @@ timeout 60 b3batch --quiet --gpu-memory 4096 bench --backend gpu --sizes 1024 \
 for upload in copy host; do
     step bench blobs over 1 KiB as trees, $upload upload
     B3BATCH_GPU_UPLOAD=$upload timeout 45 b3batch --quiet --gpu-memory 2048 bench --backend gpu \
-        --stages --sizes 4096,65536,1048576 --bytes $big --reps 3 2>&1
+        --stages --sizes 4096,65536,1048576,$big --bytes $big --reps 3 2>&1
 done
 
 step calibrate, then Auto and the split, host upload

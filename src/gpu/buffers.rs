@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 use super::device::{gpu_failed, timed_out, GpuDevice};
 use super::info::GpuDeviceType;
 use super::layout::{
-    BufferParams, DIGEST_BYTES, MAX_ONE_INVOCATION, SHORT_TREE_CHUNKS, SORT_GROUP,
-    STATUS_DECREASING, STATUS_PAST_DATA, TREE_GROUP,
+    BufferParams, DIGEST_BYTES, MAX_ONE_INVOCATION, PIECE_CHUNKS, SHORT_TREE_CHUNKS, SORT_GROUP,
+    STATUS_DECREASING, STATUS_PAST_DATA, TREE_GROUP, TREE_LIST_COUNTS,
 };
 use super::slab::{finish_map, map};
 use super::GpuTimings;
@@ -31,9 +31,10 @@ pub enum GpuOffsets<'a> {
 /// ([`Engine::wgpu_device`](crate::Engine::wgpu_device)), every buffer
 /// created with `BufferUsages::STORAGE`. Blobs of any length: one of at
 /// most 1 KiB is one invocation of the shader, one of up to 16 KiB a tree
-/// of chunks that one invocation hashes, a longer one a tree that a
-/// workgroup of 64 hashes, 64 chunks at a time (so a batch of a few large
-/// blobs uses a small part of the card).
+/// of chunks that one invocation hashes, one of up to 256 KiB a tree that a
+/// workgroup of 64 hashes, 64 chunks at a time, and a longer one is split
+/// in pieces of 256 KiB that workgroups hash side by side, so that even a
+/// single large blob keeps many of the card's cores busy.
 #[derive(Clone, Copy, Debug)]
 pub enum GpuBlobs<'a> {
     /// `count` blobs packed in `data` with `offsets`; the offsets may
@@ -77,8 +78,11 @@ pub(crate) struct Scratch {
     placeholder: wgpu::Buffer,
     /// The packed blobs over one chunk that `check_packed` lists for
     /// `hash_trees`: their counts, then their indices.
-    /// Grown to the largest call's need.
+    /// Grown to the largest call's need, as is the next.
     tree_list: wgpu::Buffer,
+    /// The blobs over `PIECE_CHUNKS` chunks, and their pieces' chaining
+    /// values for `join_pieces`.
+    piece_list: wgpu::Buffer,
     /// The status buffer's 16 bytes, then the timestamps, for the host.
     status_readback: wgpu::Buffer,
     stamps: Option<(wgpu::QuerySet, wgpu::Buffer)>,
@@ -96,6 +100,7 @@ impl Scratch {
             status: buffer("status", 16, U::STORAGE | U::COPY_DST | U::COPY_SRC),
             placeholder: buffer("no offsets", 16, U::STORAGE),
             tree_list: buffer("tree blobs", 16, U::STORAGE | U::COPY_DST),
+            piece_list: buffer("pieces", MIN_PIECE_LIST_BYTES, U::STORAGE),
             status_readback: buffer(
                 "status readback",
                 16 + STAMPS_BYTES,
@@ -189,9 +194,58 @@ struct Plan<'a> {
     /// Workgroups of `hash_trees` (none where no blob can be over one
     /// chunk).
     tree_groups: u32,
-    /// Packed blobs over one chunk the data can hold: what the list of
-    /// them needs room for.
-    tree_capacity: u32,
+    /// Workgroups of `join_pieces` (none where no blob can be over
+    /// `PIECE_CHUNKS` chunks).
+    join_groups: u32,
+    /// Bytes the list of packed blobs over one chunk needs: its counts,
+    /// and room for as many as the data can hold.
+    tree_list_bytes: u64,
+    /// Bytes the list of blobs over `PIECE_CHUNKS` chunks and their
+    /// pieces' chaining values need.
+    piece_list_bytes: u64,
+}
+
+/// The smallest list of pieces bound: one piece's chaining value.
+const MIN_PIECE_LIST_BYTES: u64 = 32;
+
+/// How many of a call's blobs may be over one chunk, at most: of up to
+/// `SHORT_TREE_CHUNKS` chunks (for packed blobs, of any length over one
+/// chunk: the room their list needs), of up to `PIECE_CHUNKS`, of more,
+/// and the pieces of the last.
+struct TreeBlobs {
+    short: u32,
+    long: u32,
+    split: u32,
+    pieces: u32,
+}
+
+impl TreeBlobs {
+    /// Every record is of one kind.
+    fn records(count: u32, record_size: u32) -> TreeBlobs {
+        let chunks = record_size.div_ceil(MAX_ONE_INVOCATION as u32);
+        let all_if = |kind: bool| if kind { count } else { 0 };
+        TreeBlobs {
+            short: all_if(chunks > 1 && chunks <= SHORT_TREE_CHUNKS),
+            long: all_if(chunks > SHORT_TREE_CHUNKS && chunks <= PIECE_CHUNKS),
+            split: all_if(chunks > PIECE_CHUNKS),
+            pieces: all_if(chunks > PIECE_CHUNKS) * chunks.div_ceil(PIECE_CHUNKS),
+        }
+    }
+
+    /// Packed blobs may be of every kind, as many of each as `data_bytes`
+    /// have room for (a good batch's blobs never overlap).
+    fn packed(count: u32, data_bytes: u32) -> TreeBlobs {
+        let one_chunk = MAX_ONE_INVOCATION as u32;
+        let longer_than = |chunks: u32| count.min(data_bytes / (chunks * one_chunk + 1));
+        let split = longer_than(PIECE_CHUNKS);
+        TreeBlobs {
+            short: longer_than(1),
+            long: longer_than(SHORT_TREE_CHUNKS),
+            split,
+            // A piece of each such blob may be short.
+            pieces: data_bytes / (PIECE_CHUNKS * one_chunk) + split,
+        }
+    }
 }
 
 /// Workgroups of `hash_trees` on a card, where a packed batch may have
@@ -205,12 +259,14 @@ const TREE_WORKGROUPS: u32 = 4096;
 /// to do in a few microseconds: one per core or so.
 const TREE_WORKGROUPS_CPU: u32 = 4;
 
-/// Workgroups of `hash_trees` for `short` blobs of a few chunks, an
-/// invocation each, and `long` ones, a workgroup each; at most `most`.
-fn tree_groups(gpu: &GpuDevice, short: u32, long: u32, most: u32) -> u32 {
-    short
+/// Workgroups of `hash_trees` for `trees`' short blobs, an invocation
+/// each, long ones and pieces, a workgroup each; at most `most`.
+fn tree_groups(gpu: &GpuDevice, trees: &TreeBlobs, most: u32) -> u32 {
+    trees
+        .short
         .div_ceil(TREE_GROUP)
-        .max(long)
+        .max(trees.long)
+        .max(trees.pieces)
         .min(most)
         .min(gpu.limits.max_compute_workgroups_per_dimension)
 }
@@ -347,38 +403,40 @@ fn plan<'a>(gpu: &GpuDevice, words: ModeWords, blobs: GpuBlobs<'a>) -> Result<Pl
     let data_binding = bindable(gpu, data);
     params.data_bytes = data_binding as u32;
     // Blobs of one chunk are `hash_packed`'s or `hash_records`', longer
-    // ones `hash_trees`': an invocation each up to `short_tree` bytes, a
-    // workgroup each above. All records are of one kind; a packed batch may
-    // hold as many of each as its data has room for (a good batch's blobs
-    // never overlap).
+    // ones `hash_trees`' (and those split in pieces, then `join_pieces`').
     let one_chunk = MAX_ONE_INVOCATION as u32;
-    let short_tree = SHORT_TREE_CHUNKS * one_chunk;
-    let any = u32::MAX;
-    let (short, tree_groups, tree_capacity) = match blobs {
-        GpuBlobs::Records { record_size, .. } if record_size <= one_chunk => (true, 0, 0),
-        GpuBlobs::Records { record_size, .. } if record_size <= short_tree => {
-            (false, tree_groups(gpu, count, 0, any), 0)
-        }
-        GpuBlobs::Records { .. } => (false, tree_groups(gpu, 0, count, any), 0),
+    let (one_chunk_blobs, trees, most) = match blobs {
+        GpuBlobs::Records { record_size, .. } => (
+            record_size <= one_chunk,
+            TreeBlobs::records(count, record_size),
+            u32::MAX,
+        ),
         GpuBlobs::Packed { .. } => {
             let most = match gpu.info.device_type {
                 GpuDeviceType::Cpu => TREE_WORKGROUPS_CPU,
                 _ => TREE_WORKGROUPS,
             };
-            let trees = count.min(params.data_bytes / (one_chunk + 1));
-            let long = count.min(params.data_bytes / (short_tree + 1));
-            (true, tree_groups(gpu, trees, long, most), trees)
+            (true, TreeBlobs::packed(count, params.data_bytes), most)
         }
     };
+    // Records need no lists: every workgroup knows where each one lies.
+    let listed = offsets.is_some();
+    let listed_split = if listed { trees.split } else { 0 };
     Ok(Plan {
         params,
         data,
         data_binding,
         offsets,
-        groups: short.then_some((groups_x, groups_y)),
+        groups: one_chunk_blobs.then_some((groups_x, groups_y)),
         check_groups,
-        tree_groups,
-        tree_capacity,
+        tree_groups: tree_groups(gpu, &trees, most),
+        join_groups: trees
+            .split
+            .min(most)
+            .min(gpu.limits.max_compute_workgroups_per_dimension),
+        tree_list_bytes: 4 * u64::from(TREE_LIST_COUNTS + if listed { trees.short } else { 0 }),
+        piece_list_bytes: (16 * (u64::from(listed_split) + 2 * u64::from(trees.pieces)))
+            .max(MIN_PIECE_LIST_BYTES),
     })
 }
 
@@ -606,16 +664,20 @@ fn record(
     initial[4..8].copy_from_slice(&u32::MAX.to_le_bytes());
     initial[8..12].copy_from_slice(&token.to_le_bytes());
     gpu.queue.write_buffer(&scratch.status, 0, &initial);
-    // Two counts, then room for every blob the list may get.
-    let list_bytes = 4 * (2 + u64::from(plan.tree_capacity));
-    if scratch.tree_list.size() < list_bytes {
-        use wgpu::BufferUsages as U;
-        let size = list_bytes.next_multiple_of(256);
+    use wgpu::BufferUsages as U;
+    if scratch.tree_list.size() < plan.tree_list_bytes {
+        let size = plan.tree_list_bytes.next_multiple_of(256);
         scratch.tree_list = new_buffer(device, "tree blobs", size, U::STORAGE | U::COPY_DST);
     }
-    // Its counts, for `check_packed` to count from: records have no list.
-    if plan.offsets.is_some() {
-        gpu.queue.write_buffer(&scratch.tree_list, 0, &[0; 8]);
+    if scratch.piece_list.size() < plan.piece_list_bytes {
+        let size = plan.piece_list_bytes.next_multiple_of(256);
+        scratch.piece_list = new_buffer(device, "pieces", size, U::STORAGE);
+    }
+    // Its counts, for `check_packed` to count from, and the pieces taken
+    // by `hash_trees` (records have no list, but may have pieces).
+    if plan.tree_groups > 0 {
+        let counts = [0; 4 * TREE_LIST_COUNTS as usize];
+        gpu.queue.write_buffer(&scratch.tree_list, 0, &counts);
     }
     // Records bind no offsets: a placeholder fills the slot.
     let (offsets, offsets_size) = plan.offsets.unwrap_or((&scratch.placeholder, 16));
@@ -637,6 +699,7 @@ fn record(
             bind(3, target.buffer, target.offset, digest_bytes),
             bind(4, &scratch.status, 0, 16),
             bind(5, &scratch.tree_list, 0, scratch.tree_list.size()),
+            bind(6, &scratch.piece_list, 0, scratch.piece_list.size()),
         ],
     });
     let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
@@ -680,6 +743,12 @@ fn record(
         if plan.tree_groups > 0 {
             pass.set_pipeline(&gpu.buffers.hash_trees);
             pass.dispatch_workgroups(plan.tree_groups, 1, 1);
+        }
+        // Once every piece is hashed: a dispatch starts after the one
+        // before it in the pass has finished.
+        if plan.join_groups > 0 {
+            pass.set_pipeline(&gpu.buffers.join_pieces);
+            pass.dispatch_workgroups(plan.join_groups, 1, 1);
         }
     }
     // Only the stamps written: records have no check pass.

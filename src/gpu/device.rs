@@ -8,7 +8,8 @@ use std::time::Duration;
 use super::info::GpuInfo;
 use super::layout::{
     buffer_shader, slab_shader, CHECK_PACKED_ENTRY, DEFAULT_WORKGROUP_SIZE,
-    HASH_BUFFER_RECORDS_ENTRY, HASH_PACKED_ENTRY, HASH_TREES_ENTRY, SLAB_ENTRIES,
+    HASH_BUFFER_RECORDS_ENTRY, HASH_PACKED_ENTRY, HASH_TREES_ENTRY, JOIN_PIECES_ENTRY,
+    SLAB_ENTRIES,
 };
 use super::settings::{DeviceSettings, GpuUpload};
 use crate::error::{Error, ErrorKind};
@@ -35,6 +36,9 @@ pub(crate) struct BufferPipelines {
     /// `hash_trees`: blobs over one chunk, an invocation each for a few
     /// chunks, a workgroup each for more.
     pub hash_trees: wgpu::ComputePipeline,
+    /// `join_pieces`: the roots of blobs that `hash_trees` hashed in
+    /// pieces.
+    pub join_pieces: wgpu::ComputePipeline,
 }
 
 /// An opened GPU: device, queue, the compiled pipelines and the error sink.
@@ -218,7 +222,7 @@ impl GpuDevice {
             &device,
             &[read, read, read, write, read, write, (storage(true), true)],
         );
-        let buffer_layout = layout_of(&device, &[read, read, read, write, write, write]);
+        let buffer_layout = layout_of(&device, &[read, read, read, write, write, write, write]);
         let constants = [("workgroup_size", f64::from(workgroup_size))];
         let pipelines = |source: String, layout: &wgpu::BindGroupLayout, entries: &[&str]| {
             let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
@@ -258,7 +262,7 @@ impl GpuDevice {
             .unwrap_or_else(|_| unreachable!("seven entries, seven pipelines"));
         let [table_pipeline, records_pipeline, verbatim_pipeline, verbatim_records_pipeline, chunks_pipeline, verbatim_chunks_pipeline, parents_pipeline] =
             slab_pipelines;
-        let [check_packed, hash_packed, hash_records, hash_trees] = pipelines(
+        let [check_packed, hash_packed, hash_records, hash_trees, join_pieces] = pipelines(
             buffer_shader(),
             &buffer_layout,
             &[
@@ -266,10 +270,11 @@ impl GpuDevice {
                 HASH_PACKED_ENTRY,
                 HASH_BUFFER_RECORDS_ENTRY,
                 HASH_TREES_ENTRY,
+                JOIN_PIECES_ENTRY,
             ],
         )
         .try_into()
-        .unwrap_or_else(|_| unreachable!("four entries, four pipelines"));
+        .unwrap_or_else(|_| unreachable!("five entries, five pipelines"));
         if let Some(error) = pollster::block_on(scope.pop()) {
             return Err(unavailable(format!(
                 "the BLAKE3 shader did not compile on {}: {error}",
@@ -294,6 +299,7 @@ impl GpuDevice {
                 hash_packed,
                 hash_records,
                 hash_trees,
+                join_pieces,
             },
             workgroup_size,
             upload,

@@ -36,6 +36,7 @@ pub(crate) const CHECK_PACKED_ENTRY: &str = "check_packed";
 pub(crate) const HASH_PACKED_ENTRY: &str = "hash_packed";
 pub(crate) const HASH_BUFFER_RECORDS_ENTRY: &str = "hash_records";
 pub(crate) const HASH_TREES_ENTRY: &str = "hash_trees";
+pub(crate) const JOIN_PIECES_ENTRY: &str = "join_pieces";
 
 /// Bits of the status word `check_packed` sets (`DECREASING` and
 /// `PAST_DATA` in the shader).
@@ -50,6 +51,16 @@ pub(crate) const SORT_GROUP: u32 = 256;
 /// (`SHORT_TREE` in `buffers.wgsl`, in `hash_trees`); a whole workgroup
 /// takes each longer one.
 pub(crate) const SHORT_TREE_CHUNKS: u32 = 16;
+
+/// Chunks of the longest blob in GPU buffers that one workgroup hashes
+/// alone (`PIECE` in `buffers.wgsl`): a longer one is split in pieces of
+/// this many chunks, hashed side by side, then joined by `join_pieces`.
+pub(crate) const PIECE_CHUNKS: u32 = 256;
+
+/// Words of counts before the lists of blobs over one chunk in
+/// `buffers.wgsl`'s `trees` (`LIST_START`), zeroed before each call that
+/// has blobs over one chunk.
+pub(crate) const TREE_LIST_COUNTS: u32 = 4;
 
 /// Invocations in a workgroup of `hash_trees` (`LONG_GROUP` in
 /// `buffers.wgsl`).
@@ -263,6 +274,8 @@ mod tests {
         assert!(buffers.contains(&format!("const SORT_GROUP: u32 = {SORT_GROUP}u;")));
         assert!(buffers.contains(&format!("const SHORT_TREE: u32 = {SHORT_TREE_CHUNKS}u;")));
         assert!(buffers.contains(&format!("const LONG_GROUP: u32 = {TREE_GROUP}u;")));
+        assert!(buffers.contains(&format!("const PIECE: u32 = {PIECE_CHUNKS}u;")));
+        assert!(buffers.contains(&format!("const LIST_START: u32 = {TREE_LIST_COUNTS}u;")));
         assert!(slabs.contains("const NOT_ROOT: u32 = 0xffffffffu;"));
         assert_eq!(NOT_ROOT, 0xffff_ffff);
         for entry in SLAB_ENTRIES {
@@ -273,6 +286,7 @@ mod tests {
             HASH_PACKED_ENTRY,
             HASH_BUFFER_RECORDS_ENTRY,
             HASH_TREES_ENTRY,
+            JOIN_PIECES_ENTRY,
         ] {
             assert!(buffers.contains(&format!("fn {entry}(")), "{entry}");
         }
