@@ -453,9 +453,9 @@ var<workgroup> subtrees: array<Cv, 16>;
 // none is left (pieces by stride would leave one workgroup all of the
 // blobs' full pieces and another all of their short last ones), then every
 // so many of the blobs over SHORT_TREE chunks one at a time, then its
-// invocations every so many of the others, one each. The
-// host dispatches it whether or not a packed batch has such blobs: a
-// workgroup with none to hash returns at once.
+// invocations every so many of the others, one each. The host dispatches
+// it whether or not a packed batch has such blobs: a workgroup with none
+// to hash returns at once.
 @compute @workgroup_size(LONG_GROUP)
 fn hash_trees(
     @builtin(workgroup_id) group: vec3<u32>,
