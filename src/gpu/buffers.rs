@@ -77,8 +77,8 @@ pub(crate) struct Scratch {
     /// Binds where records have no offsets.
     placeholder: wgpu::Buffer,
     /// The packed blobs over one chunk that `check_packed` lists for
-    /// `hash_trees`: their counts, then their indices.
-    /// Grown to the largest call's need, as is the next.
+    /// `hash_trees`: their counts and the next piece to take, then their
+    /// indices. Grown to the largest call's need, as is the next.
     tree_list: wgpu::Buffer,
     /// The blobs over `PIECE_CHUNKS` chunks, and their pieces' chaining
     /// values for `join_pieces`.
