@@ -484,6 +484,63 @@ fn a_blob_of_many_pieces() {
     }
 }
 
+/// Batches with many blobs split in pieces, of random lengths among
+/// shorter blobs: `check_packed` lists them in whatever order its
+/// invocations run, and each piece's workgroup finds its blob by binary
+/// search in that list.
+#[test]
+fn random_batches_of_blobs_split_in_pieces() {
+    let Some(engine) = gpu_engine(None) else {
+        return;
+    };
+    let mut state = 0x2545_F491_4F6C_DD1Du64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let piece = 256 * 1024;
+    let key = [9u8; 32];
+    for (round, (count, split_one_in)) in [(30, 3), (200, 10)].into_iter().enumerate() {
+        let lens: Vec<usize> = (0..count)
+            .map(|_| match next() % split_one_in {
+                0 => piece + 1 + (next() % (4 * piece as u64)) as usize,
+                _ => (next() % 40_000) as usize,
+            })
+            .collect();
+        let inputs: Vec<Vec<u8>> = lens
+            .iter()
+            .map(|&len| {
+                let seed = next();
+                (0..len)
+                    .map(|at| (seed >> (at % 57)) as u8 ^ at as u8)
+                    .collect()
+            })
+            .collect();
+        let blobs: Vec<&[u8]> = inputs.iter().map(Vec::as_slice).collect();
+        let (data, offsets) = pack(&blobs, (next() % 7) as usize, 0);
+        let data_buffer = upload(&engine, &data, STORAGE);
+        let offset_buffer = upload(&engine, &offsets_u64(&offsets), STORAGE);
+        let packed = GpuBlobs::Packed {
+            data: &data_buffer,
+            offsets: GpuOffsets::U64(&offset_buffer),
+            count: count as u32,
+        };
+        let mode = [Mode::KeyedHash(&key), Mode::Hash][round];
+        let mut out = vec![[0u8; 32]; count];
+        engine.hash_gpu_blobs_into(mode, packed, &mut out).unwrap();
+        for (index, (input, digest)) in inputs.iter().zip(&out).enumerate() {
+            assert_eq!(
+                *digest,
+                reference(mode, input),
+                "round {round} blob {index} of {} bytes",
+                input.len()
+            );
+        }
+    }
+}
+
 #[test]
 fn a_device_the_caller_opened() {
     if gpu_engine(None).is_none() {
