@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::thread;
 
 use blake3_batch::{cpu_model, Backend, Choice, CpuRates, Engine, GpuRates, Mode, Profile};
-use common::{first_mismatch, gpu_engine, pack, reference};
+use common::{first_mismatch, gpu_engine, pack, reference, xorshift};
 
 const THREADS: usize = 8;
 const ROUNDS: usize = 12;
@@ -17,13 +17,7 @@ const ROUNDS: usize = 12;
 /// Blobs for thread `thread`, round `round`: lengths from 0 to a few
 /// chunks, most under 1 KiB, different in every round.
 fn blobs(thread: usize, round: usize) -> Vec<Vec<u8>> {
-    let mut state = (thread as u64 + 1) * 0x9e37_79b9 + round as u64 * 7919;
-    let mut next = move || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state
-    };
+    let mut next = xorshift((thread as u64 + 1) * 0x9e37_79b9 + round as u64 * 7919);
     let count = 50 + (next() % 400) as usize;
     (0..count)
         .map(|_| {

@@ -10,7 +10,7 @@ mod common;
 
 use blake3_batch::wgpu::{self, util::DeviceExt};
 use blake3_batch::{Backend, Engine, ErrorKind, GpuBlobs, GpuOffsets, Mode};
-use common::{gpu_engine, reference, vector_input, vectors};
+use common::{gpu_engine, reference, vector_input, vectors, xorshift};
 
 const STORAGE: wgpu::BufferUsages = wgpu::BufferUsages::STORAGE;
 
@@ -137,13 +137,7 @@ fn random_batches_into_a_gpu_digest_buffer() {
     let Some(engine) = gpu_engine(None) else {
         return;
     };
-    let mut state = 0x9E37_79B9_7F4A_7C15u64;
-    let mut next = move || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state
-    };
+    let mut next = xorshift(0x9E37_79B9_7F4A_7C15u64);
     let key = [3u8; 32];
     let (device, _) = engine.wgpu_device().unwrap();
     let alignment = u64::from(device.limits().min_storage_buffer_offset_alignment);
@@ -493,13 +487,7 @@ fn random_batches_of_blobs_split_in_pieces() {
     let Some(engine) = gpu_engine(None) else {
         return;
     };
-    let mut state = 0x2545_F491_4F6C_DD1Du64;
-    let mut next = move || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state
-    };
+    let mut next = xorshift(0x2545_F491_4F6C_DD1Du64);
     let piece = 256 * 1024;
     let key = [9u8; 32];
     for (round, (count, split_one_in)) in [(30, 3), (200, 10)].into_iter().enumerate() {

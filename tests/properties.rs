@@ -4,23 +4,13 @@
 mod common;
 
 use blake3_batch::{Engine, Mode};
-use common::{all_engines, engines, first_mismatch, pack, reference};
+use common::{all_engines, engines, first_mismatch, pack, reference, xorshift};
 use proptest::prelude::*;
 
 /// How one blob is cut from the shared buffer: start and length.
 type Cut = (usize, usize);
 
 const BUFFER_LEN: usize = 300_000;
-
-/// A xorshift64 generator from `state` (not zero): repeatable test data.
-fn xorshift(mut state: u64) -> impl FnMut() -> u64 {
-    move || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state
-    }
-}
 
 /// A source buffer of pseudo-random bytes that blobs are cut out of, so
 /// blobs start at arbitrary (odd) addresses.

@@ -205,3 +205,13 @@ pub fn pack<B: AsRef<[u8]>>(blobs: &[B], lead: usize) -> (Vec<u8>, Vec<u64>) {
     }
     (data, offsets)
 }
+
+/// A xorshift64 generator from `state` (not zero): repeatable test data.
+pub fn xorshift(mut state: u64) -> impl FnMut() -> u64 {
+    move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    }
+}
