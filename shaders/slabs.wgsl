@@ -51,7 +51,9 @@ const NOT_ROOT: u32 = 0xffffffffu;
 @group(0) @binding(3) var<storage, read_write> digests: array<vec4<u32>>;
 // Chunk jobs: (first vec4 in `data`, or first byte for
 // `hash_verbatim_chunks`, length in bytes, chunk counter, cv slot).
-// Parent jobs: (left cv slot, right cv slot, digest slot or NOT_ROOT, 0).
+// Parent jobs: (left cv slot, right cv slot, digest slot or NOT_ROOT, the
+// flag the top parent adds: ROOT, or 0 where the "blob" is a subtree of a
+// longer one, whose chaining value the host joins with its other subtrees).
 @group(0) @binding(4) var<storage, read> jobs: array<vec4<u32>>;
 // Chaining values of chunks and parents, two vec4s each. A parent takes
 // its left child's slot, so a level never reads what it writes.
@@ -214,7 +216,7 @@ fn hash_verbatim_chunks(@builtin(global_invocation_id) id: vec3<u32>) {
 }
 
 // One level of parents: each joins two chaining values of the level below;
-// the root's is the blob's digest.
+// the top one's is the blob's digest (or its subtree's chaining value).
 @compute @workgroup_size(workgroup_size)
 fn hash_parents(@builtin(global_invocation_id) id: vec3<u32>) {
     if id.x >= level.count {
@@ -226,6 +228,6 @@ fn hash_parents(@builtin(global_invocation_id) id: vec3<u32>) {
     if job.z == NOT_ROOT {
         write_cv(job.x, compress(key, m, 0u, 64u, params.base_flags | PARENT));
     } else {
-        write_digest(job.z, compress(key, m, 0u, 64u, params.base_flags | PARENT | ROOT));
+        write_digest(job.z, compress(key, m, 0u, 64u, params.base_flags | PARENT | job.w));
     }
 }

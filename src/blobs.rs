@@ -54,6 +54,16 @@ pub(crate) trait BlobSource: Sync {
     fn bytes(&self, start: usize, end: usize) -> usize {
         (start..end).map(|index| self.len(index)).sum()
     }
+    /// `None` for a blob to hash. Where blob `index` is instead a subtree
+    /// of a longer blob (the GPU's pieces of blobs longer than a slab), the
+    /// counter of its first chunk: its result is then that subtree's
+    /// chaining value. Only the GPU's slabs honour it, for pieces of more
+    /// than one chunk.
+    #[inline]
+    #[cfg_attr(not(feature = "gpu"), allow(dead_code))]
+    fn subtree_at(&self, _index: usize) -> Option<u32> {
+        None
+    }
 }
 
 /// A slice of anything that views as bytes.

@@ -133,9 +133,9 @@ impl EngineBuilder {
 
     /// GPU memory, in bytes, the engine may hold for its slabs (default
     /// 256 MiB). Batches larger than the slabs stream through them, so this
-    /// bounds GPU memory whatever the batch size, and blobs longer than a
-    /// slab's data (about a fifteenth of the budget) stay on the CPU. It
-    /// must be at least 15 KiB.
+    /// bounds GPU memory whatever the batch size; blobs longer than a
+    /// slab's data (about a fifteenth of the budget) stream through in
+    /// subtrees. It must be at least 15 KiB.
     pub fn gpu_memory_budget(mut self, bytes: u64) -> Self {
         self.gpu_memory_budget = Some(bytes);
         self
@@ -964,8 +964,22 @@ impl Engine {
             LongBlobs::OnCpu => CHUNK_LEN,
         };
         let mut large = SetAside::over(source, max_blob);
+        // Blobs longer than a slab: `Backend::Gpu` hashes them on the GPU
+        // too, in subtrees that fit a slab, after the rest.
+        let subtrees = match long {
+            LongBlobs::OnGpu => large.take(|index| gpu.takes_as_subtrees(source.len(index))),
+            LongBlobs::OnCpu => Vec::new(),
+        };
+        let skipped = large.count() + subtrees.len();
+        let on_gpu = |out: &mut [[u8; 32]]| {
+            gpu.hash(words, source, max_blob, out, skipped, threads)?;
+            match subtrees.is_empty() {
+                true => Ok(()),
+                false => gpu.hash_as_subtrees((mode, words), source, &subtrees, out, threads),
+            }
+        };
         if large.count() == 0 {
-            return gpu.hash(words, source, max_blob, out, 0, threads);
+            return on_gpu(out);
         }
         // The long blobs leave a thread to pack for the GPU: on all of
         // them, the pool's workers would take the long blobs' jobs first
@@ -974,10 +988,9 @@ impl Engine {
             Threads::One => Threads::One,
             _ => threads.part(self.inner.threads.saturating_sub(1)),
         };
-        let skipped = large.count();
         let gpu_result = std::thread::scope(|scope| {
             scope.spawn(|| large.hash(kernel, long_threads, mode, source));
-            gpu.hash(words, source, max_blob, out, skipped, threads)
+            on_gpu(&mut *out)
         });
         large.put_into(out);
         gpu_result
@@ -1007,7 +1020,7 @@ impl Engine {
 /// Where a GPU batch's blobs over one chunk go.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum LongBlobs {
-    /// Onto the GPU too, as trees, up to the longest a slab holds:
+    /// Onto the GPU too, as trees, those longer than a slab in subtrees:
     /// `Backend::Gpu` asked for the card.
     OnGpu,
     /// Onto the CPU beside the GPU, as `Auto`'s plans assume (its profile
@@ -1038,6 +1051,14 @@ impl SetAside {
 
     fn count(&self) -> usize {
         self.indices.len()
+    }
+
+    /// Takes the blobs `taken(index)` says back from the set, in order.
+    fn take(&mut self, mut taken: impl FnMut(usize) -> bool) -> Vec<usize> {
+        let (taken, kept) = self.indices.iter().partition(|&&index| taken(index));
+        self.indices = kept;
+        self.digests.truncate(self.indices.len());
+        taken
     }
 
     /// Hashes them, from `source`, on `threads`.

@@ -451,8 +451,8 @@ fn blobs_over_one_chunk_are_trees_on_the_gpu() {
 }
 
 /// A slab holds blobs up to its data's size: one that fills it is a tree on
-/// the GPU, one a byte longer goes to the CPU; several long blobs stream
-/// through slabs that each hold a few.
+/// the GPU, one a byte longer is hashed in subtrees; several long blobs
+/// stream through slabs that each hold a few.
 #[test]
 fn the_longest_gpu_blob_fills_a_slab() {
     // 240 KiB: slabs of 16 KiB of data.
@@ -469,7 +469,7 @@ fn the_longest_gpu_blob_fills_a_slab() {
     let timings = engine.last_gpu_timings().unwrap();
     assert_eq!(
         (timings.gpu_blobs, timings.cpu_blobs),
-        (2, 1),
+        (3, 0),
         "{timings:?}"
     );
     check(
@@ -480,6 +480,69 @@ fn the_longest_gpu_blob_fills_a_slab() {
     );
     let timings = engine.last_gpu_timings().unwrap();
     assert!(timings.slabs >= 10 && timings.cpu_blobs == 0, "{timings:?}");
+}
+
+/// Blobs longer than a slab are hashed on the GPU in subtrees of a slab's
+/// largest power of two of chunks (16 here), joined on the host: at every
+/// kind of last subtree (a lone chunk of one byte or a whole one, two
+/// chunks, a whole subtree), at odd and even subtree counts, beside blobs
+/// a slab holds, in every mode, from slices, packed offsets and records.
+#[test]
+fn blobs_longer_than_a_slab_are_hashed_in_subtrees() {
+    // 240 KiB: slabs of 16 KiB of data, subtrees of 16 chunks.
+    let Some(engine) = gpu_engine(Some(240 * 1024)) else {
+        return;
+    };
+    let subtree = 16 * 1024;
+    let lengths = [
+        subtree + 1,
+        subtree + 1024,
+        subtree + 1025,
+        2 * subtree,
+        3 * subtree + 7,
+        5 * subtree,
+        100_000,
+        (1 << 20) + 1,
+        0,
+        2000,
+        subtree,
+        64,
+    ];
+    let batch = blobs(2 * lengths.len(), |i| lengths[i % lengths.len()]);
+    let key = [0x5c; 32];
+    for mode in [
+        Mode::Hash,
+        Mode::KeyedHash(&key),
+        Mode::DeriveKey("subtrees"),
+    ] {
+        check(&engine, mode, &batch, &format!("{mode:?} in subtrees"));
+        let timings = engine.last_gpu_timings().unwrap();
+        assert_eq!(
+            (timings.gpu_blobs, timings.cpu_blobs),
+            (batch.len(), 0),
+            "{timings:?}"
+        );
+        // The 1 MiB blob alone fills 65 slabs.
+        assert!(timings.slabs > 80, "{timings:?}");
+        check_packed(&engine, mode, &batch, 3, &format!("{mode:?} packed"));
+    }
+    // Only blobs longer than a slab, and records of them.
+    check(&engine, Mode::Hash, &batch[..1], "one blob of 16 KiB + 1");
+    let len = 3 * subtree + 1;
+    let records: Vec<u8> = (0..5 * len).map(|i| (i * 13 % 251) as u8).collect();
+    let mut out = vec![[0u8; 32]; 5];
+    engine
+        .hash_records_into(Mode::Hash, &records, len, &mut out)
+        .unwrap();
+    for (record, digest) in records.chunks(len).zip(&out) {
+        assert_eq!(*digest, reference(Mode::Hash, record), "records of {len} B");
+    }
+    let timings = engine.last_gpu_timings().unwrap();
+    assert_eq!(
+        (timings.gpu_blobs, timings.cpu_blobs),
+        (5, 0),
+        "{timings:?}"
+    );
 }
 
 /// Every upload the adapter offers and several workgroup sizes hash the

@@ -9,7 +9,8 @@
 #   2. the vectors and the GPU tests on the card, through the host upload;
 #   3. b3batch bench, GPU columns, 256 MiB a case: the copy and the host
 #      upload side by side, then 1 GiB of 1 KiB blobs through the host
-#      upload, and blobs of 4 KiB to 1 MiB and one of 256 MiB (trees) through
+#      upload, and blobs of 4 KiB to 1 MiB and one of 256 MiB (trees; the
+#      last in two subtrees of 128 MiB, longer than a slab) through
 #      both, with the packing and copy stages;
 #   4. auto.sh: calibrate, then Auto, the forced choices and a forced split
 #      from 1 MiB to 1 GiB;

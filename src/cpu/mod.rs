@@ -34,6 +34,8 @@ use kernel::{
     AlignedPair, BackToBack, BlockInputs, EqualChunks, GroupParams, LaneGroup, SingleBlocks,
     TailBlocks, Work,
 };
+#[cfg(feature = "gpu")]
+pub(crate) use subtrees::SubtreeHashing;
 
 /// The environment variable that forces a CPU backend by name.
 pub const CPU_BACKEND_ENV: &str = "B3BATCH_CPU";

@@ -28,30 +28,71 @@ pub(crate) fn hash_in_subtrees(threads: Threads, mode: Mode, data: &[u8]) -> [u8
     if count < 2 {
         return mode.hash_with_blake3(data);
     }
-    let context_key = match mode {
-        Mode::DeriveKey(context) => hazmat::hash_derive_key_context(context),
-        Mode::Hash | Mode::KeyedHash(_) => [0; 32],
-    };
-    let (merge_mode, fresh) = match mode {
-        Mode::Hash => (hazmat::Mode::Hash, blake3::Hasher::new()),
-        Mode::KeyedHash(key) => (hazmat::Mode::KeyedHash(key), blake3::Hasher::new_keyed(key)),
-        Mode::DeriveKey(_) => (
-            hazmat::Mode::DeriveKeyMaterial(&context_key),
-            blake3::Hasher::new_from_context_key(&context_key),
-        ),
-    };
+    let hashing = SubtreeHashing::new(mode);
     let mut chaining_values = vec![[0u8; 32]; count];
     share(threads, &subtrees, &mut chaining_values, |first, slots| {
         for (index, slot) in (first..).zip(slots) {
-            let mut hasher = fresh.clone();
-            hasher.set_input_offset((index * SUBTREE_LEN) as u64);
-            hasher.update(subtrees.blob(index));
-            *slot = hasher.finalize_non_root();
+            let offset = (index * SUBTREE_LEN) as u64;
+            *slot = hashing.chaining_value(offset, subtrees.blob(index));
         }
     });
-    let (left, right) = chaining_values.split_at(left_count(count));
-    let (left, right) = (merge(left, merge_mode), merge(right, merge_mode));
-    *hazmat::merge_subtrees_root(&left, &right, merge_mode).as_bytes()
+    hashing.root(&chaining_values)
+}
+
+/// Subtrees of blobs in one mode: each subtree's chaining value, and a
+/// blob's digest from those of its subtrees.
+pub(crate) struct SubtreeHashing<'a> {
+    mode: Mode<'a>,
+    /// The derive-key context's key (zeros in the other modes).
+    context_key: [u8; 32],
+    fresh: blake3::Hasher,
+}
+
+impl<'a> SubtreeHashing<'a> {
+    pub(crate) fn new(mode: Mode<'a>) -> SubtreeHashing<'a> {
+        let context_key = match mode {
+            Mode::DeriveKey(context) => hazmat::hash_derive_key_context(context),
+            Mode::Hash | Mode::KeyedHash(_) => [0; 32],
+        };
+        let fresh = match mode {
+            Mode::Hash => blake3::Hasher::new(),
+            Mode::KeyedHash(key) => blake3::Hasher::new_keyed(key),
+            Mode::DeriveKey(_) => blake3::Hasher::new_from_context_key(&context_key),
+        };
+        SubtreeHashing {
+            mode,
+            context_key,
+            fresh,
+        }
+    }
+
+    fn merge_mode(&self) -> hazmat::Mode<'_> {
+        match self.mode {
+            Mode::Hash => hazmat::Mode::Hash,
+            Mode::KeyedHash(key) => hazmat::Mode::KeyedHash(key),
+            Mode::DeriveKey(_) => hazmat::Mode::DeriveKeyMaterial(&self.context_key),
+        }
+    }
+
+    /// The chaining value of the subtree `data` that starts `offset` bytes
+    /// into its blob: a whole subtree of its blob's tree (`offset` a
+    /// multiple of a power of two of chunks that `data` does not exceed).
+    pub(crate) fn chaining_value(&self, offset: u64, data: &[u8]) -> ChainingValue {
+        let mut hasher = self.fresh.clone();
+        hasher.set_input_offset(offset);
+        hasher.update(data);
+        hasher.finalize_non_root()
+    }
+
+    /// The digest of a blob from the chaining values of its consecutive
+    /// subtrees (at least two), each but the last holding the same power
+    /// of two of chunks and the last at most as many.
+    pub(crate) fn root(&self, children: &[ChainingValue]) -> [u8; 32] {
+        let mode = self.merge_mode();
+        let (left, right) = children.split_at(left_count(children.len()));
+        let (left, right) = (merge(left, mode), merge(right, mode));
+        *hazmat::merge_subtrees_root(&left, &right, mode).as_bytes()
+    }
 }
 
 /// The chaining value of the non-root subtree whose subtrees' chaining

@@ -11,7 +11,7 @@ use super::settings::{DeviceSettings, GpuUpload};
 use crate::blobs::BlobSource;
 use crate::cpu::batch::Threads;
 use crate::error::{Error, ErrorKind};
-use crate::mode::ModeWords;
+use crate::mode::{Mode, ModeWords};
 
 /// No GPU can be opened, so there is none to hold.
 pub(crate) enum Gpu {}
@@ -66,6 +66,21 @@ impl Gpu {
     }
 
     pub(crate) fn max_blob(&self) -> usize {
+        match *self {}
+    }
+
+    pub(crate) fn takes_as_subtrees(&self, _len: usize) -> bool {
+        match *self {}
+    }
+
+    pub(crate) fn hash_as_subtrees<S: BlobSource>(
+        &self,
+        _mode: (Mode, ModeWords),
+        _source: &S,
+        _indices: &[usize],
+        _out: &mut [[u8; 32]],
+        _threads: Threads,
+    ) -> Result<(), Error> {
         match *self {}
     }
 

@@ -295,7 +295,12 @@ impl Gpu {
         lock(&self.last_timings).clone()
     }
 
-    /// The longest blob the GPU hashes: one that fills a slab's data.
+    pub(super) fn set_last_timings(&self, timings: GpuTimings) {
+        *lock(&self.last_timings) = Some(timings);
+    }
+
+    /// The longest blob a slab holds: one that fills its data. Longer ones
+    /// are hashed in subtrees (`subtrees.rs`).
     pub(crate) fn max_blob(&self) -> usize {
         self.plan.max_blob()
     }

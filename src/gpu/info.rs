@@ -159,6 +159,28 @@ pub struct GpuTimings {
 }
 
 impl GpuTimings {
+    /// The timings of two calls one after the other, as one.
+    #[cfg_attr(not(feature = "gpu"), allow(dead_code))]
+    pub(crate) fn then(self, later: GpuTimings) -> GpuTimings {
+        let both = |one: Option<Duration>, other: Option<Duration>| Some(one? + other?);
+        GpuTimings {
+            total: self.total + later.total,
+            pack: self.pack + later.pack,
+            upload: both(self.upload, later.upload),
+            dispatch: both(self.dispatch, later.dispatch),
+            check: both(self.check, later.check),
+            download: both(self.download, later.download),
+            wait: self.wait + later.wait,
+            readback: self.readback + later.readback,
+            slabs: self.slabs + later.slabs,
+            gpu_blobs: self.gpu_blobs + later.gpu_blobs,
+            cpu_blobs: self.cpu_blobs + later.cpu_blobs,
+            bytes_uploaded: self.bytes_uploaded + later.bytes_uploaded,
+            bytes_in_place: self.bytes_in_place + later.bytes_in_place,
+            digests_in_place: self.digests_in_place + later.digests_in_place,
+        }
+    }
+
     /// The share of the wall time spent moving data across the bus and out
     /// of mapped memory: `(upload + download + readback) / total`, when the
     /// GPU stages are timed.

@@ -4,9 +4,10 @@
 //!
 //! A batch streams through a ring of slabs so that packing slab k+1 on the
 //! CPU overlaps the GPU's work on slab k and the readback of k−1; GPU memory
-//! stays within the budget whatever the batch size. Blobs the slabs do not
-//! take (longer than a slab, or over 1 KiB when the scheduler keeps those on
-//! the CPU) are hashed on the CPU at the same time.
+//! stays within the budget whatever the batch size. Blobs longer than a
+//! slab are hashed in subtrees that fit one (`subtrees.rs`) where
+//! `Backend::Gpu` asks for the card; blobs over 1 KiB that the scheduler
+//! keeps on the CPU are hashed there at the same time.
 //!
 //! All of it is behind the `gpu` feature; without it `absent.rs` stands in,
 //! a GPU that never opens.
@@ -33,6 +34,8 @@ mod pack;
 mod pinned;
 #[cfg(feature = "gpu")]
 mod slab;
+#[cfg(feature = "gpu")]
+mod subtrees;
 #[cfg(feature = "gpu")]
 mod tree;
 

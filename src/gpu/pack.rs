@@ -284,6 +284,7 @@ fn verbatim_run<'s, S: BlobSource>(
                     slot: (index - start) as u32,
                     first: at as u32,
                     len: len as u32,
+                    subtree_at: source.subtree_at(index),
                 });
             }
             at += len;
@@ -540,6 +541,7 @@ fn pack_table<S: BlobSource>(
                     slot: (stop - start) as u32,
                     first: (used / LOAD_BYTES) as u32,
                     len: len as u32,
+                    subtree_at: source.subtree_at(stop),
                 });
             }
             used += padded;

@@ -13,7 +13,7 @@
 use std::borrow::Cow;
 
 use super::layout::{LOAD_BYTES, NOT_ROOT};
-use crate::consts::CHUNK_LEN;
+use crate::consts::{CHUNK_LEN, ROOT};
 
 /// A blob of more than one chunk in a slab.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -26,6 +26,10 @@ pub(crate) struct LongBlob {
     pub first: u32,
     /// Its length in bytes (over [`CHUNK_LEN`]).
     pub len: u32,
+    /// `None` for a whole blob. For a subtree of a blob longer than a slab
+    /// (`long_blobs.rs`), the counter of its first chunk: its "digest" is
+    /// then the subtree's chaining value, with no `ROOT`.
+    pub subtree_at: Option<u32>,
 }
 
 /// One dispatch: jobs `first..first + count`.
@@ -42,7 +46,8 @@ pub(crate) struct TreeJobs {
     /// Chunk jobs: (first unit, length, chunk counter, chaining value
     /// slot).
     /// Parent jobs: (left slot, right slot, digest slot or
-    /// [`NOT_ROOT`], 0).
+    /// [`NOT_ROOT`], the flag the top parent adds: `ROOT`, or 0 for a
+    /// subtree).
     pub jobs: Vec<[u32; 4]>,
     pub levels: Vec<Level>,
 }
@@ -89,18 +94,25 @@ pub(crate) fn plan(blobs: &[LongBlob], unit: Unit) -> TreeJobs {
     let units_per_chunk = (CHUNK_LEN / unit.bytes()) as u32;
     let chunk_len = CHUNK_LEN as u32;
     let mut tree = TreeJobs::default();
-    // Each blob's first slot and chunk count.
+    // Each blob's digest slot, first chaining value slot, chunk count and
+    // top parent's flag.
     let mut spans = Vec::with_capacity(blobs.len());
     let mut next_slot = 0u32;
     for blob in blobs {
         debug_assert!(blob.len as usize > CHUNK_LEN);
         let count = chunks(blob.len as usize) as u32;
+        let counter = blob.subtree_at.unwrap_or(0);
         for chunk in 0..count {
             let len = (blob.len - chunk * chunk_len).min(chunk_len);
             let first = blob.first + chunk * units_per_chunk;
-            tree.jobs.push([first, len, chunk, next_slot + chunk]);
+            tree.jobs
+                .push([first, len, counter + chunk, next_slot + chunk]);
         }
-        spans.push((blob.slot, next_slot, count));
+        let top_flag = match blob.subtree_at {
+            None => ROOT,
+            Some(_) => 0,
+        };
+        spans.push((blob.slot, next_slot, count, top_flag));
         next_slot += count;
     }
     push_level(&mut tree, 0);
@@ -108,15 +120,18 @@ pub(crate) fn plan(blobs: &[LongBlob], unit: Unit) -> TreeJobs {
     for height in 1..u32::BITS {
         let first = tree.jobs.len();
         let below = 1u32 << (height - 1);
-        for &(slot, base, count) in &spans {
+        for &(slot, base, count, top_flag) in &spans {
             if count <= below {
                 continue; // this blob's root is done
             }
             let nodes = count.div_ceil(below);
             for pair in 0..nodes / 2 {
                 let left = base + pair * 2 * below;
-                let target = if nodes == 2 { slot } else { NOT_ROOT };
-                tree.jobs.push([left, left + below, target, 0]);
+                let job = match nodes {
+                    2 => [left, left + below, slot, top_flag],
+                    _ => [left, left + below, NOT_ROOT, 0],
+                };
+                tree.jobs.push(job);
             }
         }
         if tree.jobs.len() == first {
@@ -159,12 +174,20 @@ mod tests {
                         (d, None, hasher.finalize_non_root())
                     } else {
                         let (left, right) = (&cvs[a as usize], &cvs[b as usize]);
-                        if c == NOT_ROOT {
-                            let mode = hazmat::Mode::Hash;
-                            (a, None, hazmat::merge_subtrees_non_root(left, right, mode))
-                        } else {
-                            let root = hazmat::merge_subtrees_root(left, right, hazmat::Mode::Hash);
-                            (0, Some((c, *root.as_bytes())), [0; 32])
+                        let mode = hazmat::Mode::Hash;
+                        match (c, d) {
+                            (NOT_ROOT, _) => {
+                                (a, None, hazmat::merge_subtrees_non_root(left, right, mode))
+                            }
+                            (_, ROOT) => {
+                                let root = hazmat::merge_subtrees_root(left, right, mode);
+                                (0, Some((c, *root.as_bytes())), [0; 32])
+                            }
+                            (_, 0) => {
+                                let cv = hazmat::merge_subtrees_non_root(left, right, mode);
+                                (0, Some((c, cv)), [0; 32])
+                            }
+                            _ => panic!("a parent job adds flag {d}"),
                         }
                     }
                 })
@@ -199,6 +222,7 @@ mod tests {
                     slot: slot as u32,
                     first,
                     len: len as u32,
+                    subtree_at: None,
                 });
             }
             let tree = plan(&blobs, unit);
@@ -213,6 +237,40 @@ mod tests {
                 let what = format!("{} bytes in {unit:?}s", blob.len);
                 assert_eq!(digest, Some(*expected.as_bytes()), "{what}");
             }
+        }
+    }
+
+    /// Subtrees of a longer blob: their chunks count from where each
+    /// starts in it, and their tops give chaining values, not digests.
+    #[test]
+    fn subtrees_of_longer_blobs_give_their_chaining_values() {
+        let long: Vec<u8> = (0..(1 << 20) + 3000).map(|i| (i % 251) as u8).collect();
+        // (first chunk, chunks): whole subtrees of 2 to 256 chunks where a
+        // longer blob's tree has them, and the last one's shorter tail.
+        let pieces = [(0, 2), (2, 2), (4, 4), (256, 256), (512, 128), (1024, 3)];
+        let mut data = Vec::new();
+        let mut blobs = Vec::new();
+        for (slot, &(first_chunk, count)) in pieces.iter().enumerate() {
+            let start = first_chunk * CHUNK_LEN;
+            let piece = &long[start..(start + count * CHUNK_LEN).min(long.len())];
+            blobs.push(LongBlob {
+                slot: slot as u32,
+                first: (data.len() / LOAD_BYTES) as u32,
+                len: piece.len() as u32,
+                subtree_at: Some(first_chunk as u32),
+            });
+            data.extend_from_slice(piece);
+            data.resize(data.len().next_multiple_of(LOAD_BYTES), 0);
+        }
+        let tree = plan(&blobs, Unit::Load);
+        let cvs = run(&tree, &data, Unit::Load, pieces.len());
+        for (&(first_chunk, _), (blob, cv)) in pieces.iter().zip(blobs.iter().zip(cvs)) {
+            let start = first_chunk * CHUNK_LEN;
+            let mut hasher = blake3::Hasher::new();
+            hasher.set_input_offset(start as u64);
+            hasher.update(&long[start..start + blob.len as usize]);
+            let expected = hasher.finalize_non_root();
+            assert_eq!(cv, Some(expected), "chunk {first_chunk} on");
         }
     }
 
