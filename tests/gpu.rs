@@ -732,6 +732,33 @@ fn long_blobs_are_packed_in_pieces_of_bytes() {
     assert_eq!((timings.slabs, timings.cpu_blobs), (1, 0), "{timings:?}");
 }
 
+/// A blob over a piece's 4 MiB is copied into its slab in parts on every
+/// thread, between short blobs, at the largest a slab holds, and as the
+/// 16 MiB subtrees of one longer than a slab; the parts' seams fall inside
+/// the blob, the padding after its odd end.
+#[test]
+fn blobs_over_a_piece_are_copied_in_parts() {
+    let Some(engine) = gpu_engine(None) else {
+        return;
+    };
+    let mib = 1 << 20;
+    let lengths = [
+        5,
+        4 * mib + 1,
+        3000,
+        5 * mib + 3,
+        4 * mib,
+        16 * mib,
+        40 * mib + 1025,
+        70,
+    ];
+    let batch = blobs(lengths.len(), |i| lengths[i]);
+    check(&engine, Mode::Hash, &batch, "blobs over a piece");
+    check_packed(&engine, Mode::Hash, &batch, 1, "blobs over a piece, packed");
+    let timings = engine.last_gpu_timings().unwrap();
+    assert_eq!(timings.cpu_blobs, 0, "{timings:?}");
+}
+
 /// A split batch hashes right through every upload the adapter offers:
 /// the GPU's share streams through its slabs while the CPU hashes the rest.
 #[test]

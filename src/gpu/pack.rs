@@ -521,12 +521,19 @@ fn pack_table<S: BlobSource>(
     let mut piece = (start, 0);
     while stop < end {
         let (first, offset) = piece;
-        if stop == start || stop - first == TABLE_PIECE_BLOBS || used - offset >= TABLE_PIECE_BYTES
+        let len = source.len(stop);
+        // A blob over a piece's bytes is a piece of its own, which every
+        // thread copies a part of (a slab of one 16 MiB subtree, on one
+        // thread, would feed a card at a core's copy rate).
+        let alone = len > TABLE_PIECE_BYTES && len <= max_blob;
+        if stop == start
+            || stop - first == TABLE_PIECE_BLOBS
+            || used - offset >= TABLE_PIECE_BYTES
+            || alone
         {
             piece = (stop, used);
             piece_starts.push(piece);
         }
-        let len = source.len(stop);
         if len > max_blob {
             skipped = true;
         } else {
@@ -552,6 +559,7 @@ fn pack_table<S: BlobSource>(
         piece_starts.pop();
     }
     let mut pieces = Vec::with_capacity(piece_starts.len());
+    let mut parts = Vec::new();
     let mut table_rest = table.slice(..(stop - start) * ENTRY_BYTES as usize);
     let mut data_rest = data.slice(..used);
     for (piece, &(first, offset)) in piece_starts.iter().enumerate() {
@@ -560,8 +568,29 @@ fn pack_table<S: BlobSource>(
         table_rest = after;
         let (bytes, after) = data_rest.split_at(next_offset - offset);
         data_rest = after;
+        let blob = source.blob(first);
+        if next - first == 1 && blob.len() > TABLE_PIECE_BYTES && blob.len() <= max_blob {
+            // Its entry and padding here, its bytes in parts below.
+            let mut entries = entries;
+            // Both fit in u32: the data is within one storage binding.
+            entries.copy_from_slice(&entry_bytes(
+                (offset / LOAD_BYTES) as u32,
+                blob.len() as u32,
+            ));
+            let (mut copy, mut padding) = bytes.split_at(blob.len());
+            padding.fill(0);
+            for input in blob.chunks(RECORDS_PIECE_BYTES) {
+                let (part, after) = copy.split_at(input.len());
+                copy = after;
+                parts.push((input, Piece(part)));
+            }
+            continue;
+        }
         pieces.push((first..next, offset, Piece(entries), Piece(bytes)));
     }
+    threads.for_each(parts, |(input, Piece(mut part))| {
+        part.copy_from_slice(input)
+    });
     threads.for_each(
         pieces,
         |(blobs, offset, Piece(mut entries), Piece(mut bytes))| {
