@@ -135,6 +135,46 @@ fn each_fault_is_a_gpu_error_naming_its_stage_and_the_next_batch_is_served() {
     }
 }
 
+/// A fault while a blob longer than a slab streams through in subtrees
+/// (the second of the batch's two streams, the first one slab long) is
+/// the same error, and the next such batch is served.
+#[test]
+fn a_fault_among_a_long_blobs_subtrees_is_a_gpu_error() {
+    let _alone = one_at_a_time();
+    if gpu_engine(None).is_none() {
+        return;
+    }
+    // 240 KiB: slabs of 16 KiB, so 200 KiB is 13 subtrees.
+    let batch: Vec<Vec<u8>> = [100, 200 * 1024 + 5, 7]
+        .iter()
+        .map(|&len| (0..len).map(|byte| (byte % 253) as u8).collect())
+        .collect();
+    for (stage, words) in STAGES {
+        let engine = builder(Backend::Gpu)
+            .gpu_memory_budget(240 * 1024)
+            .gpu_fault(fault(stage, 2))
+            .build()
+            .unwrap();
+        let mut out = vec![[0u8; 32]; batch.len()];
+        let error = engine
+            .hash_slices_into(Mode::Hash, &batch, &mut out)
+            .expect_err("the fault strikes a subtree");
+        let message = error.to_string();
+        assert!(
+            matches!(error.kind(), ErrorKind::Gpu { .. })
+                && message.to_lowercase().contains(&words.to_lowercase()),
+            "{stage:?}: {message}"
+        );
+        if stage != GpuFaultStage::DeviceLost {
+            assert_eq!(
+                first_mismatch(&engine, Mode::Hash, &batch),
+                None,
+                "{stage:?}"
+            );
+        }
+    }
+}
+
 #[test]
 fn auto_redoes_a_faulted_gpu_batch_on_the_cpu_exactly() {
     let _alone = one_at_a_time();
