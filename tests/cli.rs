@@ -196,6 +196,41 @@ fn hash_runs_the_same_on_the_gpu() {
     assert_eq!(text(&gpu.stdout), text(&cpu.stdout));
 }
 
+/// With `--backend gpu`, files up to a batch's 64 MiB are read whole for
+/// the GPU, those longer than a slab hashed in subtrees; a longer one is
+/// streamed as on the CPU. Every line is the CPU's.
+#[test]
+fn large_files_run_the_same_on_the_gpu() {
+    if common::gpu_engine(None).is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mib = 1 << 20;
+    let lengths = [mib + 1, 3 * mib + 7, 20 * mib + 5, 5, 64 * mib + 1];
+    let mut names = Vec::new();
+    for (index, len) in lengths.into_iter().enumerate() {
+        let name = format!("large-{index}");
+        let bytes: Vec<u8> = (0..len).map(|i| (i * 7 % 251) as u8).collect();
+        fs::write(dir.path().join(&name), bytes).unwrap();
+        names.push(name);
+    }
+    let command = |backend: &str| {
+        let mut command = b3batch();
+        command
+            .current_dir(dir.path())
+            .args(["hash", "--backend", backend, "--threads", "2"])
+            .args(&names);
+        command
+    };
+    let cpu = run(command("cpu"), b"");
+    let gpu = run(command("gpu"), b"");
+    assert!(gpu.status.success(), "{}", text(&gpu.stderr));
+    assert_eq!(text(&gpu.stdout), text(&cpu.stdout));
+    let first = text(&cpu.stdout).lines().next().unwrap().to_owned();
+    let bytes = fs::read(dir.path().join(&names[0])).unwrap();
+    assert!(first.starts_with(&blake3::hash(&bytes).to_hex().to_string()));
+}
+
 /// Records on the GPU come from the pinned buffer they were read into
 /// (64-byte records: in place) and their digests go back into pinned
 /// memory; more than one batch, and lines (packed), give what the CPU does.

@@ -1,6 +1,7 @@
 //! Hashing many files in order: small files are read into one packed batch
 //! and hashed together through the engine; large files (and stdin) are
-//! streamed through `blake3` in pieces. Results come out in input order;
+//! streamed through `blake3` in pieces. With `--backend gpu`, files up to a
+//! batch's size count as small, so that the GPU hashes them. Results come out in input order;
 //! a file that cannot be read fully, or that changes while it is read,
 //! gets an error, never a digest. Output longer than 32 bytes (`--length`)
 //! needs BLAKE3's extended output, which the engine does not give: then
@@ -10,14 +11,17 @@ use std::fs::{self, File, Metadata};
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 
-use blake3_batch::Engine;
+use blake3_batch::{Backend, Engine};
 use indicatif::ProgressBar;
 
 use crate::names::write_hex;
 use crate::options::{CliError, HashMode};
 
-/// Files up to this size are read whole into the batch.
+/// Files up to this size are read whole into the batch...
 const SMALL_FILE: u64 = 1 << 20;
+/// ...or up to a batch's size where the engine hashes on the GPU, which
+/// `--backend gpu` asks for.
+const SMALL_FILE_ON_GPU: u64 = BATCH_BYTES as u64;
 /// A batch is hashed once it holds this many bytes...
 const BATCH_BYTES: usize = 64 << 20;
 /// ...or this many files.
@@ -102,6 +106,8 @@ pub struct FileHasher<'a, T> {
     offsets: Vec<u64>,
     slots: Vec<Slot<T>>,
     progress: &'a ProgressBar,
+    /// The longest file read whole into a batch; longer ones are streamed.
+    small_file: u64,
     /// Every file streamed, for output past 32 bytes.
     extended: bool,
     /// The read buffer of streamed inputs, allocated once (with
@@ -118,6 +124,7 @@ impl<'a, T> FileHasher<'a, T> {
             offsets: vec![0],
             slots: Vec::new(),
             progress,
+            small_file: small_file(engine.backend()),
             extended: false,
             piece: Vec::new(),
         }
@@ -151,7 +158,7 @@ impl<'a, T> FileHasher<'a, T> {
         };
         // FIFOs, character devices and sockets have no length to trust:
         // they are streamed, like large files, never read whole.
-        if self.extended || !before.is_file() || before.len() > SMALL_FILE {
+        if self.extended || !before.is_file() || before.len() > self.small_file {
             self.flush(emit)?;
             let outcome = self
                 .stream(&mut file)
@@ -233,6 +240,14 @@ impl<'a, T> FileHasher<'a, T> {
                 Err(error) => return Err(error.to_string()),
             }
         }
+    }
+}
+
+/// The longest file read whole into a batch for an engine on `backend`.
+fn small_file(backend: Backend) -> u64 {
+    match backend {
+        Backend::Gpu => SMALL_FILE_ON_GPU,
+        _ => SMALL_FILE,
     }
 }
 
@@ -326,6 +341,14 @@ mod tests {
         let path = dir.path().join("f");
         fs::write(&path, bytes).unwrap();
         (dir, path)
+    }
+
+    #[test]
+    fn only_the_gpu_backend_reads_files_up_to_a_batch_whole() {
+        assert_eq!(small_file(Backend::Gpu), BATCH_BYTES as u64);
+        for backend in [Backend::Auto, Backend::Cpu] {
+            assert_eq!(small_file(backend), SMALL_FILE, "{backend:?}");
+        }
     }
 
     #[test]
