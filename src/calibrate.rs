@@ -1,7 +1,7 @@
 //! Measuring the rates of a [`Profile`] on this machine, in a few
 //! seconds: the CPU lanes by blob size on one thread and, at 64 bytes and
 //! 1 KiB, on all of the engine's, and the GPU's fixed latency, transfer
-//! and shader rates.
+//! and shader rates, and its rate end to end on blobs over 1 KiB.
 
 use std::time::{Duration, Instant};
 
@@ -29,6 +29,10 @@ const ALL_THREADS_BYTES: usize = scheduler::SPLIT_LARGE_BYTES as usize;
 /// Blobs of 1 KiB in the GPU throughput measurement: 64 MiB, enough that
 /// a card's streaming rate shows past its fixed latency.
 const GPU_BLOBS: usize = 64 * 1024;
+/// Blobs over 1 KiB are measured on the GPU at this length (as many bytes
+/// as the 1 KiB blobs): 64 chunks and 63 parents each, a tree of six
+/// levels.
+const GPU_LARGE_BLOB: usize = 64 * 1024;
 
 /// The GPU's share in a timed split is kept within this of 0 and 1, so
 /// that both sides run even where the model gives one nearly everything.
@@ -240,6 +244,12 @@ fn measure_gpu(engine: &Engine, cpu: &CpuRates, software: bool) -> Result<GpuRat
         }
         _ => None,
     };
+    // Blobs over 1 KiB: the stream's rate past the latency, packing,
+    // upload, trees and readback together, which is what the model
+    // charges them.
+    let (large_data, large_offsets) = packed(GPU_LARGE_BLOB, GPU_BLOBS * 1024);
+    let large_timings = streaming_timings(engine, &large_data, &large_offsets, false, false)?;
+    let large = large_data.len() as f64 / streaming_of(&large_timings);
     let mut rates = GpuRates {
         latency_sec: latency.as_secs_f64(),
         upload_bytes_per_sec: upload,
@@ -250,6 +260,7 @@ fn measure_gpu(engine: &Engine, cpu: &CpuRates, software: bool) -> Result<GpuRat
         small_split_slowdown: None,
         download_bytes_per_sec: download,
         kernel_blobs_per_sec: kernel,
+        large_bytes_per_sec: Some(large),
         software,
     };
     // A software adapter is never planned for: its splits are measured

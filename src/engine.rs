@@ -18,7 +18,7 @@ use crate::mode::Mode;
 use crate::offsets::SharedCheck;
 use crate::pinned::PinnedBuffer;
 use crate::profile::{cpu_model, profile_path};
-use crate::scheduler::{self, BatchShape, Choice, Plan, Profile};
+use crate::scheduler::{self, BatchShape, Choice, GpuRates, Plan, Profile};
 
 /// Offsets from which a packed batch on several CPU threads is checked by
 /// those threads ([`crate::offsets::SharedCheck`]) rather than by the caller
@@ -582,11 +582,18 @@ impl Engine {
         choice: Choice,
         in_place: bool,
     ) {
+        // Blobs over 1 KiB go to the GPU where the profile has a rate for
+        // them there, as the plan then counts them.
+        let takes_large = (self.inner.profile.gpu.as_ref()).is_some_and(GpuRates::takes_large);
         match choice {
             Choice::Cpu => self.run_cpu(mode, source, out),
             Choice::Gpu => {
+                let long = match takes_large {
+                    true => LongBlobs::OnGpu,
+                    false => LongBlobs::OnCpu,
+                };
                 if self
-                    .run_gpu(gpu, mode, source, out, LongBlobs::OnCpu, self.cpu_threads())
+                    .run_gpu(gpu, mode, source, out, long, self.cpu_threads())
                     .is_err()
                 {
                     self.run_cpu(mode, source, out);
@@ -625,10 +632,16 @@ impl Engine {
                         (all.part(hashers), all.part(packers))
                     }
                 };
-                // The GPU's share's blobs over a chunk are hashed on the
-                // CPU's side after its own share, as the plan counts them,
-                // not on the few threads (or one) that feed the GPU.
-                let mut large = SetAside::over(&gpu_part, CHUNK_LEN);
+                // The GPU's share's blobs over a chunk (where the profile
+                // keeps them off the GPU; else those longer than a slab)
+                // are hashed on the CPU's side after its own share, as the
+                // plan counts them, not on the few threads (or one) that
+                // feed the GPU.
+                let max_blob = match takes_large {
+                    true => gpu.max_blob(),
+                    false => CHUNK_LEN,
+                };
+                let mut large = SetAside::over(&gpu_part, max_blob);
                 let (kernel, skipped) = (self.inner.kernel, large.count());
                 let gpu_result = std::thread::scope(|scope| {
                     scope.spawn(|| {
@@ -636,7 +649,7 @@ impl Engine {
                         large.hash(kernel, cpu_threads, mode, &gpu_part);
                     });
                     let words = self.mode_words(mode);
-                    gpu.hash(words, &gpu_part, CHUNK_LEN, gpu_out, skipped, gpu_threads)
+                    gpu.hash(words, &gpu_part, max_blob, gpu_out, skipped, gpu_threads)
                 });
                 match gpu_result {
                     Ok(()) => large.put_into(gpu_out),
@@ -1023,8 +1036,8 @@ enum LongBlobs {
     /// Onto the GPU too, as trees, those longer than a slab in subtrees:
     /// `Backend::Gpu` asked for the card.
     OnGpu,
-    /// Onto the CPU beside the GPU, as `Auto`'s plans assume (its profile
-    /// has no GPU rate for them).
+    /// Onto the CPU beside the GPU, as `Auto`'s plans assume where its
+    /// profile has no GPU rate for them.
     OnCpu,
 }
 

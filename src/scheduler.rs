@@ -16,7 +16,8 @@ pub struct BatchShape {
     /// Bytes in all blobs.
     pub bytes: u64,
     /// Blobs over 1 KiB (one chunk): the scheduler's plans hash them on
-    /// the CPU, beside the GPU's share.
+    /// the CPU beside the GPU's share, unless the profile has a GPU rate
+    /// for them ([`GpuRates::large_bytes_per_sec`]).
     pub large_blobs: usize,
     /// Bytes in those blobs.
     pub large_bytes: u64,
@@ -108,6 +109,15 @@ impl BatchShape {
     fn small_average(&self) -> f64 {
         self.small_bytes() as f64 / self.small_blobs().max(1) as f64
     }
+
+    /// The average length of the blobs a GPU with rates `gpu` takes in a
+    /// split, which its measured slowdowns are interpolated at.
+    fn split_average(&self, gpu: &GpuRates) -> f64 {
+        match gpu.takes_large() {
+            true => self.bytes as f64 / self.blobs.max(1) as f64,
+            false => self.small_average(),
+        }
+    }
 }
 
 /// Measured CPU rates: bytes per second on one thread, by blob size.
@@ -197,6 +207,13 @@ pub struct GpuRates {
     pub download_bytes_per_sec: f64,
     /// Blobs of up to 1 KiB the shader hashes per second.
     pub kernel_blobs_per_sec: f64,
+    /// Bytes per second of blobs over 1 KiB the GPU hashes from host
+    /// memory, end to end past the fixed latency (packed on every thread,
+    /// uploaded, hashed as trees, digests read back), measured on 64 KiB
+    /// blobs; `None` where not measured: plans then keep such blobs on
+    /// the CPU beside the GPU.
+    #[serde(default)]
+    pub large_bytes_per_sec: Option<f64>,
     /// A software rasteriser (lavapipe, llvmpipe): never chosen
     /// automatically, whatever its rates say.
     pub software: bool,
@@ -211,6 +228,20 @@ pub const SPLIT_LARGE_BYTES: u64 = 256 << 20;
 pub const SPLIT_SMALL_BYTES: u64 = 16 << 20;
 
 impl GpuRates {
+    /// Whether plans send blobs over 1 KiB to the GPU: where their rate
+    /// there was measured.
+    pub(crate) fn takes_large(&self) -> bool {
+        self.large_bytes_per_sec.is_some()
+    }
+
+    /// Blobs of `shape` the GPU would take.
+    fn blobs_of(&self, shape: &BatchShape) -> usize {
+        match self.takes_large() {
+            true => shape.blobs,
+            false => shape.small_blobs(),
+        }
+    }
+
     /// The upload rate with `packers` of the engine's `threads` packing:
     /// `packers` times the one-thread rate, up to the rate on all of them.
     fn packing_rate_on(&self, packers: usize, threads: usize) -> f64 {
@@ -347,7 +378,9 @@ pub struct Plan {
     pub gpu_sec: Option<f64>,
     /// Predicted time of the best split (`None`: no usable GPU).
     pub split_sec: Option<f64>,
-    /// The GPU's share of the blobs of at most 1 KiB in the split.
+    /// The GPU's share in the split of the blobs it takes: those of at
+    /// most 1 KiB, and the longer ones where the profile has a GPU rate
+    /// for them.
     pub gpu_share: f64,
 }
 
@@ -392,11 +425,11 @@ pub(crate) fn plan_for(
         gpu_share: 0.0,
     };
     let gpu = match &profile.gpu {
-        Some(gpu) if !gpu.software && shape.small_blobs() > 1 => gpu,
+        Some(gpu) if !gpu.software && gpu.blobs_of(shape) > 1 => gpu,
         _ => return cpu_only,
     };
-    // All small blobs on the GPU, packed on every thread, the large ones
-    // on the CPU meanwhile.
+    // All small blobs on the GPU (and the large ones where it takes them,
+    // else on the CPU meanwhile), packed on every thread.
     let whole = Packing::all_threads(in_place);
     let gpu_sec = Sides::of(shape, profile, gpu, threads, whole).split_at(1.0);
     // The best split: the share that finishes both sides together, for
@@ -409,7 +442,8 @@ pub(crate) fn plan_for(
         })
         .min_by(|one, other| one.2.total_cmp(&other.2))
         .expect("the candidates start with packing on every thread");
-    let split_sec = split_sec * gpu.split_slowdown_at(shape.bytes, shape.small_average(), in_place);
+    let split_sec =
+        split_sec * gpu.split_slowdown_at(shape.bytes, shape.split_average(gpu), in_place);
     let mut plan = Plan {
         gpu_sec: Some(gpu_sec),
         split_sec: Some(split_sec),
@@ -445,7 +479,7 @@ pub(crate) fn plan_share(
     let split = split_at_share(shape, profile, threads, in_place, share);
     plan.choice = share_choice(share, shape.blobs, || split.packing_threads);
     if let (Choice::Split { .. }, Some(gpu)) = (plan.choice, &profile.gpu) {
-        let slowdown = gpu.split_slowdown_at(shape.bytes, shape.small_average(), in_place);
+        let slowdown = gpu.split_slowdown_at(shape.bytes, shape.split_average(gpu), in_place);
         plan.split_sec = Some(split.seconds * slowdown);
         plan.gpu_share = share;
     }
@@ -594,11 +628,12 @@ impl Packing {
 /// The predicted times a split is made of, in seconds.
 struct Sides {
     latency: f64,
-    /// The blobs of at most 1 KiB, and the longer ones, on the CPU's
-    /// threads (those the packing leaves).
-    cpu_small: f64,
-    cpu_large: f64,
-    /// The blobs of at most 1 KiB on the GPU: upload, shader, download.
+    /// On the CPU's threads (those the packing leaves): the blobs a split
+    /// shares with the GPU (those of at most 1 KiB, and the longer ones
+    /// where the GPU takes them), and those it keeps whatever the share.
+    cpu_shared: f64,
+    cpu_kept: f64,
+    /// The blobs the GPU takes, all on the GPU: upload, shader, download.
     gpu_work: f64,
     /// The part of that upload packed on the CPU's own threads, so that it
     /// also keeps the CPU's side busy: only where they take turns.
@@ -624,11 +659,24 @@ impl Sides {
             Packing::Shared => gpu.upload_bytes_per_sec,
             Packing::Reserved(packers) => gpu.packing_rate_on(packers, threads),
         };
-        let (gpu_work, packing_sec) = gpu_seconds_small(shape, gpu, upload_rate, packing);
+        let (small_work, small_packing) = gpu_seconds_small(shape, gpu, upload_rate, packing);
+        let (gpu_work, packing_sec, cpu_shared, cpu_kept) = match gpu.large_bytes_per_sec {
+            // End to end, at the packing's rate where that is slower.
+            Some(rate) => {
+                let large = shape.large_bytes as f64;
+                (
+                    small_work + large / rate.min(upload_rate),
+                    small_packing + large / upload_rate,
+                    cpu_small + cpu_large,
+                    0.0,
+                )
+            }
+            None => (small_work, small_packing, cpu_small, cpu_large),
+        };
         Sides {
             latency: gpu.latency_sec,
-            cpu_small,
-            cpu_large,
+            cpu_shared,
+            cpu_kept,
             gpu_work,
             upload: match packing {
                 Packing::Shared => packing_sec,
@@ -637,18 +685,18 @@ impl Sides {
         }
     }
 
-    /// The time with the GPU taking `share` of the small blobs and the CPU
-    /// the rest, every large blob and any packing on its threads.
+    /// The time with the GPU taking `share` of the blobs it takes and the
+    /// CPU the rest, the blobs it keeps and any packing on its threads.
     fn split_at(&self, share: f64) -> f64 {
         (self.latency + share * self.gpu_work)
-            .max(self.cpu_large + (1.0 - share) * self.cpu_small + share * self.upload)
+            .max(self.cpu_kept + (1.0 - share) * self.cpu_shared + share * self.upload)
     }
 
     /// The share at which both sides finish together: latency + f *
-    /// gpu_work = cpu_large + (1 - f) * cpu_small + f * upload.
+    /// gpu_work = cpu_kept + (1 - f) * cpu_shared + f * upload.
     fn balanced_share(&self) -> f64 {
-        ((self.cpu_large + self.cpu_small - self.latency)
-            / (self.gpu_work - self.upload + self.cpu_small))
+        ((self.cpu_kept + self.cpu_shared - self.latency)
+            / (self.gpu_work - self.upload + self.cpu_shared))
             .clamp(0.0, 1.0)
     }
 }
@@ -796,6 +844,7 @@ mod tests {
                 small_split_slowdown: None,
                 download_bytes_per_sec: 25e9,
                 kernel_blobs_per_sec: 200e6,
+                large_bytes_per_sec: None,
                 software: false,
             }),
             ..cpu_profile()
@@ -804,6 +853,58 @@ mod tests {
 
     fn uniform(blobs: usize, len: usize) -> BatchShape {
         BatchShape::from_lengths(std::iter::repeat_n(len, blobs))
+    }
+
+    /// Blobs over 1 KiB go to the GPU only where the profile has a rate
+    /// for them there. Then a host whose packing threads feed the bus
+    /// faster than they hash splits a batch of them, keeping threads to
+    /// pack; one whose packing is slower than hashing, or whose GPU is slow
+    /// at them, keeps them on the CPU; and with a slow CPU all go to the
+    /// GPU, short and long alike.
+    #[test]
+    fn blobs_over_a_chunk_go_to_the_gpu_only_with_a_rate_for_them() {
+        let host = |large: Option<f64>, one_thread: f64| {
+            let mut profile = fast_gpu();
+            profile.cpu.large_bytes_per_sec = 5e9;
+            let gpu = profile.gpu.as_mut().unwrap();
+            gpu.upload_bytes_per_sec = 50e9;
+            gpu.upload_one_thread_bytes_per_sec = Some(one_thread);
+            gpu.large_bytes_per_sec = large;
+            profile
+        };
+        // 256 MiB of 64 KiB blobs on 16 threads: about 58 GB/s on the CPU.
+        let batch = uniform(4096, 64 * 1024);
+        let plan = plan(&batch, &host(None, 12e9), 16);
+        assert_eq!(plan.choice, Choice::Cpu, "{plan:?}");
+        let plan = plan_for(&batch, &host(Some(40e9), 12e9), 16, false);
+        let Choice::Split {
+            gpu_blobs,
+            packing_threads,
+        } = plan.choice
+        else {
+            panic!("{plan:?}");
+        };
+        assert!((1..16).contains(&packing_threads), "{plan:?}");
+        assert!((200..2000).contains(&gpu_blobs), "{plan:?}");
+        assert!(plan.predicted_sec() < 0.9 * plan.cpu_sec, "{plan:?}");
+        // The same split over a mixed batch shares its short blobs too.
+        let mixed = BatchShape::from_lengths((0..8192).map(|i| [100, 64 * 1024][i % 2]));
+        let plan_mixed = plan_for(&mixed, &host(Some(40e9), 12e9), 16, false);
+        assert!(
+            matches!(plan_mixed.choice, Choice::Split { .. }),
+            "{plan_mixed:?}"
+        );
+        for slower in [host(Some(40e9), 2e9), host(Some(2e9), 12e9)] {
+            let plan = plan_for(&batch, &slower, 16, false);
+            assert_eq!(plan.choice, Choice::Cpu, "{plan:?}");
+        }
+        let mut slow_cpu = host(Some(40e9), 12e9);
+        slow_cpu.cpu.large_bytes_per_sec = 0.5e9;
+        let plan = plan_for(&mixed, &slow_cpu, 2, false);
+        assert_eq!(plan.choice, Choice::Gpu, "{plan:?}");
+        // Only blobs over 1 KiB: the GPU takes them all the same.
+        let plan = plan_for(&batch, &slow_cpu, 2, false);
+        assert_eq!(plan.choice, Choice::Gpu, "{plan:?}");
     }
 
     #[test]
@@ -1041,6 +1142,7 @@ mod tests {
                 small_split_slowdown: None,
                 download_bytes_per_sec: 43.32e9,
                 kernel_blobs_per_sec: 1.166e9,
+                large_bytes_per_sec: None,
                 software: false,
             }),
         }
@@ -1190,6 +1292,7 @@ mod tests {
                     }),
                     download_bytes_per_sec: transfer,
                     kernel_blobs_per_sec: kernel,
+                    large_bytes_per_sec: None,
                     software: false,
                 }),
                 ..cpu_profile()

@@ -118,6 +118,7 @@ fn auto_splitting_every_batch_shared_by_eight_threads_is_exact() {
             small_split_slowdown: None,
             download_bytes_per_sec: 1e12,
             kernel_blobs_per_sec: 10e6,
+            large_bytes_per_sec: None,
             software: false,
         }),
     };

@@ -81,6 +81,7 @@ fn gpu_first_profile() -> Profile {
             small_split_slowdown: None,
             download_bytes_per_sec: 1e12,
             kernel_blobs_per_sec: 1e12,
+            large_bytes_per_sec: None,
             software: false,
         }),
     }

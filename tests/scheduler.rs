@@ -44,6 +44,7 @@ fn even_gpu() -> GpuRates {
         small_split_slowdown: None,
         download_bytes_per_sec: 1e12,
         kernel_blobs_per_sec: 30e6,
+        large_bytes_per_sec: None,
         software: false,
     }
 }
@@ -60,6 +61,7 @@ fn fast_gpu() -> GpuRates {
         small_split_slowdown: None,
         download_bytes_per_sec: 25e9,
         kernel_blobs_per_sec: 300e6,
+        large_bytes_per_sec: None,
         software: false,
     }
 }
@@ -152,6 +154,78 @@ fn without_a_profile_nothing_goes_to_the_gpu() {
         .unwrap();
     assert!(engine.gpu_info().is_none());
     assert_eq!(engine.plan(&shape).choice, Choice::Cpu);
+}
+
+/// Where the profile has a GPU rate for blobs over 1 KiB, Auto's GPU plans
+/// hash them there (those longer than a slab in subtrees), and its splits
+/// keep the GPU share's on the GPU (those longer than a slab go to the
+/// CPU's side); without one they stay on the CPU beside the GPU. Exact
+/// digests every way.
+#[test]
+fn auto_sends_blobs_over_a_chunk_to_the_gpu_where_the_profile_has_their_rate() {
+    let lengths = [100, 3000, 4096, 10_000, 0, 1025];
+    let batch: Vec<Vec<u8>> = (0..60)
+        .map(|i| (0..lengths[i % 6]).map(|j| (i * 7 + j) as u8).collect())
+        .collect();
+    let over_a_chunk = |blobs: &[Vec<u8>]| blobs.iter().filter(|blob| blob.len() > 1024).count();
+    let key = [9u8; 32];
+    let exact = |engine: &Engine| {
+        for mode in [Mode::Hash, Mode::KeyedHash(&key), Mode::DeriveKey("large")] {
+            let mismatch = common::first_mismatch(engine, mode, &batch);
+            assert_eq!(mismatch, None, "{mode:?}");
+        }
+    };
+    let slow_cpu = CpuRates {
+        tiny_bytes_per_sec: 1e6,
+        small_bytes_per_sec: 1e6,
+        chunk_bytes_per_sec: 1e6,
+        large_bytes_per_sec: 1e6,
+        ..cpu_rates()
+    };
+    let mut gpu = even_gpu();
+    gpu.large_bytes_per_sec = Some(1e12);
+    let with_cpu = |cpu: CpuRates, gpu: GpuRates| Profile {
+        cpu,
+        ..profile(Some(gpu))
+    };
+    let Some(engine) = auto(with_cpu(slow_cpu.clone(), gpu.clone())) else {
+        return;
+    };
+    assert_eq!(engine.plan(&BatchShape::of(&batch)).choice, Choice::Gpu);
+    exact(&engine);
+    let timings = engine.last_gpu_timings().unwrap();
+    assert_eq!(
+        (timings.gpu_blobs, timings.cpu_blobs),
+        (60, 0),
+        "{timings:?}"
+    );
+
+    let mut no_rate = gpu.clone();
+    no_rate.large_bytes_per_sec = None;
+    let engine = auto(with_cpu(slow_cpu, no_rate)).unwrap();
+    exact(&engine);
+    let timings = engine.last_gpu_timings().unwrap();
+    assert_eq!(timings.cpu_blobs, over_a_chunk(&batch), "{timings:?}");
+
+    // Both sides about as fast at long blobs: a split.
+    gpu.large_bytes_per_sec = Some(10e9);
+    let engine = auto(with_cpu(cpu_rates(), gpu)).unwrap();
+    let Choice::Split { gpu_blobs, .. } = engine.plan(&BatchShape::of(&batch)).choice else {
+        panic!("{:?}", engine.plan(&BatchShape::of(&batch)));
+    };
+    exact(&engine);
+    // Slabs of 4 KiB (`auto`'s budget): only the GPU share's blobs of
+    // 10 000 bytes go to the CPU's side.
+    let timings = engine.last_gpu_timings().unwrap();
+    let longer_than_a_slab = batch[..gpu_blobs]
+        .iter()
+        .filter(|blob| blob.len() == 10_000)
+        .count();
+    assert_eq!(
+        (timings.gpu_blobs, timings.cpu_blobs),
+        (gpu_blobs - longer_than_a_slab, longer_than_a_slab),
+        "{timings:?}"
+    );
 }
 
 fn check_split(engine: &Engine, mode: Mode, blobs: &[Vec<u8>]) -> Result<(), TestCaseError> {
@@ -322,6 +396,13 @@ fn calibration_measures_sane_rates() {
         rates.kernel_blobs_per_sec > 0.0 && rates.latency_sec > 0.0,
         "{rates:?}"
     );
+    // Blobs over 1 KiB end to end: not much faster than the upload they
+    // include, measured in another run (a bound against a gross error).
+    let large = rates.large_bytes_per_sec.expect("measured");
+    assert!(
+        large > 1e6 && large <= rates.upload_bytes_per_sec * 2.0,
+        "{rates:?}"
+    );
     // Where the engine can pin memory (Vulkan), the upload from it too.
     let pinned = gpu.pinned_buffer(64).unwrap().is_pinned();
     assert_eq!(
@@ -387,6 +468,7 @@ fn a_split_with_a_thread_kept_to_pack_is_exact() {
         small_split_slowdown: None,
         download_bytes_per_sec: 1e12,
         kernel_blobs_per_sec: 1e9,
+        large_bytes_per_sec: None,
         software: false,
     };
     let Some(engine) = auto(profile(Some(gpu))) else {
@@ -469,6 +551,7 @@ fn auto_splits_a_pinned_batch_it_would_keep_on_the_cpu() {
         small_split_slowdown: None,
         download_bytes_per_sec: 1e12,
         kernel_blobs_per_sec: 30e6,
+        large_bytes_per_sec: None,
         software: false,
     };
     let Some(engine) = auto(profile(Some(gpu))) else {

@@ -55,9 +55,12 @@ pub fn run(global: &GlobalArgs) -> Result<ExitCode, CliError> {
         match &profile.gpu {
             None => "none".to_owned(),
             Some(gpu) => format!(
-                "{:.0} us latency, {:.1} M blobs/s, {:.1}/{:.1} GB/s up/down{}{}{}{}",
+                "{:.0} us latency, {:.1} M blobs/s, {}{:.1}/{:.1} GB/s up/down{}{}{}{}",
                 gpu.latency_sec * 1e6,
                 gpu.kernel_blobs_per_sec / 1e6,
+                gpu.large_bytes_per_sec
+                    .map(|rate| format!("{:.1} GB/s over 1 KiB end to end, ", rate / 1e9))
+                    .unwrap_or_default(),
                 gpu.upload_bytes_per_sec / 1e9,
                 gpu.download_bytes_per_sec / 1e9,
                 gpu.upload_one_thread_bytes_per_sec
