@@ -522,14 +522,10 @@ fn pack_table<S: BlobSource>(
     while stop < end {
         let (first, offset) = piece;
         let len = source.len(stop);
-        // A blob over a piece's bytes is a piece of its own, which every
-        // thread copies a part of (a slab of one 16 MiB subtree, on one
-        // thread, would feed a card at a core's copy rate).
-        let alone = len > TABLE_PIECE_BYTES && len <= max_blob;
         if stop == start
             || stop - first == TABLE_PIECE_BLOBS
             || used - offset >= TABLE_PIECE_BYTES
-            || alone
+            || copied_in_parts(len, max_blob)
         {
             piece = (stop, used);
             piece_starts.push(piece);
@@ -569,7 +565,7 @@ fn pack_table<S: BlobSource>(
         let (bytes, after) = data_rest.split_at(next_offset - offset);
         data_rest = after;
         let blob = source.blob(first);
-        if next - first == 1 && blob.len() > TABLE_PIECE_BYTES && blob.len() <= max_blob {
+        if copied_in_parts(blob.len(), max_blob) {
             // Its entry and padding here, its bytes in parts below.
             let mut entries = entries;
             // Both fit in u32: the data is within one storage binding.
@@ -632,6 +628,14 @@ fn pack_table<S: BlobSource>(
         job_bytes,
         in_place: None,
     }
+}
+
+/// Whether a blob of `len` bytes is a piece of a table slab of its own,
+/// which every thread copies a part of: one over a piece's bytes (a slab
+/// of one 16 MiB subtree, on one thread, would feed a card at a core's
+/// copy rate). The piece after it starts anew, past a piece's bytes.
+fn copied_in_parts(len: usize, max_blob: usize) -> bool {
+    len > TABLE_PIECE_BYTES && len <= max_blob
 }
 
 /// A piece of a mapped staging buffer that one thread fills.
