@@ -584,14 +584,13 @@ impl Engine {
     ) {
         // Blobs over 1 KiB go to the GPU where the profile has a rate for
         // them there, as the plan then counts them.
-        let takes_large = (self.inner.profile.gpu.as_ref()).is_some_and(GpuRates::takes_large);
+        let long = match (self.inner.profile.gpu.as_ref()).is_some_and(GpuRates::takes_large) {
+            true => LongBlobs::OnGpu,
+            false => LongBlobs::OnCpu,
+        };
         match choice {
             Choice::Cpu => self.run_cpu(mode, source, out),
             Choice::Gpu => {
-                let long = match takes_large {
-                    true => LongBlobs::OnGpu,
-                    false => LongBlobs::OnCpu,
-                };
                 if self
                     .run_gpu(gpu, mode, source, out, long, self.cpu_threads())
                     .is_err()
@@ -632,24 +631,18 @@ impl Engine {
                         (all.part(hashers), all.part(packers))
                     }
                 };
-                // The GPU's share's blobs over a chunk (where the profile
-                // keeps them off the GPU; else those longer than a slab)
-                // are hashed on the CPU's side after its own share, as the
-                // plan counts them, not on the few threads (or one) that
-                // feed the GPU.
-                let max_blob = match takes_large {
-                    true => gpu.max_blob(),
-                    false => CHUNK_LEN,
-                };
-                let mut large = SetAside::over(&gpu_part, max_blob);
-                let (kernel, skipped) = (self.inner.kernel, large.count());
+                // The GPU's share's blobs it does not take (over a chunk
+                // where the profile keeps them off the GPU) are hashed on
+                // the CPU's side after its own share, as the plan counts
+                // them, not on the few threads (or one) that feed the GPU.
+                let (mut large, on_gpu) = OnGpu::plan(gpu, &gpu_part, long);
+                let kernel = self.inner.kernel;
                 let gpu_result = std::thread::scope(|scope| {
                     scope.spawn(|| {
                         hash_source(kernel, cpu_threads, mode, &cpu_part, cpu_out);
                         large.hash(kernel, cpu_threads, mode, &gpu_part);
                     });
-                    let words = self.mode_words(mode);
-                    gpu.hash(words, &gpu_part, max_blob, gpu_out, skipped, gpu_threads)
+                    on_gpu.hash(self, gpu, mode, &gpu_part, gpu_out, gpu_threads)
                 });
                 match gpu_result {
                     Ok(()) => large.put_into(gpu_out),
@@ -971,26 +964,8 @@ impl Engine {
         threads: Threads<'_>,
     ) -> Result<(), Error> {
         let kernel = self.inner.kernel;
-        let words = self.mode_words(mode);
-        let max_blob = match long {
-            LongBlobs::OnGpu => gpu.max_blob(),
-            LongBlobs::OnCpu => CHUNK_LEN,
-        };
-        let mut large = SetAside::over(source, max_blob);
-        // Blobs longer than a slab: `Backend::Gpu` hashes them on the GPU
-        // too, in subtrees that fit a slab, after the rest.
-        let subtrees = match long {
-            LongBlobs::OnGpu => large.take(|index| gpu.takes_as_subtrees(source.len(index))),
-            LongBlobs::OnCpu => Vec::new(),
-        };
-        let skipped = large.count() + subtrees.len();
-        let on_gpu = |out: &mut [[u8; 32]]| {
-            gpu.hash(words, source, max_blob, out, skipped, threads)?;
-            match subtrees.is_empty() {
-                true => Ok(()),
-                false => gpu.hash_as_subtrees((mode, words), source, &subtrees, out, threads),
-            }
-        };
+        let (mut large, on_gpu) = OnGpu::plan(gpu, source, long);
+        let on_gpu = |out: &mut [[u8; 32]]| on_gpu.hash(self, gpu, mode, source, out, threads);
         if large.count() == 0 {
             return on_gpu(out);
         }
@@ -1039,6 +1014,59 @@ enum LongBlobs {
     /// Onto the CPU beside the GPU, as `Auto`'s plans assume where its
     /// profile has no GPU rate for them.
     OnCpu,
+}
+
+/// What a GPU batch hashes on the GPU: its blobs of at most `max_blob`
+/// bytes through the slabs, then those `subtrees` lists in subtrees.
+struct OnGpu {
+    max_blob: usize,
+    /// The blobs over `max_blob`: those in subtrees and the CPU's.
+    longer: usize,
+    subtrees: Vec<usize>,
+}
+
+impl OnGpu {
+    /// The blobs of `source` the GPU takes as `long` says, and those it
+    /// leaves to the CPU.
+    fn plan<S: BlobSource>(gpu: &Gpu, source: &S, long: LongBlobs) -> (SetAside, OnGpu) {
+        let max_blob = match long {
+            LongBlobs::OnGpu => gpu.max_blob(),
+            LongBlobs::OnCpu => CHUNK_LEN,
+        };
+        let mut large = SetAside::over(source, max_blob);
+        // Blobs longer than a slab go to the GPU too, in subtrees that fit
+        // one, after the rest.
+        let subtrees = match long {
+            LongBlobs::OnGpu => large.take(|index| gpu.takes_as_subtrees(source.len(index))),
+            LongBlobs::OnCpu => Vec::new(),
+        };
+        let longer = large.count() + subtrees.len();
+        let on_gpu = OnGpu {
+            max_blob,
+            longer,
+            subtrees,
+        };
+        (large, on_gpu)
+    }
+
+    /// Hashes them into their slots of `out`, packing on `threads`; the
+    /// slots of the blobs left to the CPU stay as they are.
+    fn hash<S: BlobSource>(
+        &self,
+        engine: &Engine,
+        gpu: &Gpu,
+        mode: Mode,
+        source: &S,
+        out: &mut [[u8; 32]],
+        threads: Threads,
+    ) -> Result<(), Error> {
+        let words = engine.mode_words(mode);
+        gpu.hash(words, source, self.max_blob, out, self.longer, threads)?;
+        match self.subtrees.is_empty() {
+            true => Ok(()),
+            false => gpu.hash_as_subtrees((mode, words), source, &self.subtrees, out, threads),
+        }
+    }
 }
 
 /// The blobs of a GPU batch over the longest it takes, hashed on the CPU
