@@ -635,7 +635,7 @@ impl Engine {
                 // where the profile keeps them off the GPU) are hashed on
                 // the CPU's side after its own share, as the plan counts
                 // them, not on the few threads (or one) that feed the GPU.
-                let (mut large, on_gpu) = OnGpu::plan(gpu, &gpu_part, long);
+                let (mut large, on_gpu) = GpuWork::plan(gpu, &gpu_part, long);
                 let kernel = self.inner.kernel;
                 let gpu_result = std::thread::scope(|scope| {
                     scope.spawn(|| {
@@ -964,7 +964,7 @@ impl Engine {
         threads: Threads<'_>,
     ) -> Result<(), Error> {
         let kernel = self.inner.kernel;
-        let (mut large, on_gpu) = OnGpu::plan(gpu, source, long);
+        let (mut large, on_gpu) = GpuWork::plan(gpu, source, long);
         let on_gpu = |out: &mut [[u8; 32]]| on_gpu.hash(self, gpu, mode, source, out, threads);
         if large.count() == 0 {
             return on_gpu(out);
@@ -1018,17 +1018,17 @@ enum LongBlobs {
 
 /// What a GPU batch hashes on the GPU: its blobs of at most `max_blob`
 /// bytes through the slabs, then those `subtrees` lists in subtrees.
-struct OnGpu {
+struct GpuWork {
     max_blob: usize,
     /// The blobs over `max_blob`: those in subtrees and the CPU's.
     longer: usize,
     subtrees: Vec<usize>,
 }
 
-impl OnGpu {
+impl GpuWork {
     /// The blobs of `source` the GPU takes as `long` says, and those it
     /// leaves to the CPU.
-    fn plan<S: BlobSource>(gpu: &Gpu, source: &S, long: LongBlobs) -> (SetAside, OnGpu) {
+    fn plan<S: BlobSource>(gpu: &Gpu, source: &S, long: LongBlobs) -> (SetAside, GpuWork) {
         let max_blob = match long {
             LongBlobs::OnGpu => gpu.max_blob(),
             LongBlobs::OnCpu => CHUNK_LEN,
@@ -1041,7 +1041,7 @@ impl OnGpu {
             LongBlobs::OnCpu => Vec::new(),
         };
         let longer = large.count() + subtrees.len();
-        let on_gpu = OnGpu {
+        let on_gpu = GpuWork {
             max_blob,
             longer,
             subtrees,
