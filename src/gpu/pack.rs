@@ -555,7 +555,6 @@ fn pack_table<S: BlobSource>(
         piece_starts.pop();
     }
     let mut pieces = Vec::with_capacity(piece_starts.len());
-    let mut parts = Vec::new();
     let mut table_rest = table.slice(..(stop - start) * ENTRY_BYTES as usize);
     let mut data_rest = data.slice(..used);
     for (piece, &(first, offset)) in piece_starts.iter().enumerate() {
@@ -566,27 +565,21 @@ fn pack_table<S: BlobSource>(
         data_rest = after;
         let blob = source.blob(first);
         if copied_in_parts(blob.len(), max_blob) {
-            // Its entry and padding here, its bytes in parts below.
+            // Its entry and padding here, its bytes in parts on every
+            // thread.
             let mut entries = entries;
             // Both fit in u32: the data is within one storage binding.
             entries.copy_from_slice(&entry_bytes(
                 (offset / LOAD_BYTES) as u32,
                 blob.len() as u32,
             ));
-            let (mut copy, mut padding) = bytes.split_at(blob.len());
+            let (copy, mut padding) = bytes.split_at(blob.len());
             padding.fill(0);
-            for input in blob.chunks(RECORDS_PIECE_BYTES) {
-                let (part, after) = copy.split_at(input.len());
-                copy = after;
-                parts.push((input, Piece(part)));
-            }
+            copy_in_pieces(blob, copy, threads);
             continue;
         }
         pieces.push((first..next, offset, Piece(entries), Piece(bytes)));
     }
-    threads.for_each(parts, |(input, Piece(mut part))| {
-        part.copy_from_slice(input)
-    });
     threads.for_each(
         pieces,
         |(blobs, offset, Piece(mut entries), Piece(mut bytes))| {

@@ -27,7 +27,7 @@ pub(crate) struct LongBlob {
     /// Its length in bytes (over [`CHUNK_LEN`]).
     pub len: u32,
     /// `None` for a whole blob. For a subtree of a blob longer than a slab
-    /// (`long_blobs.rs`), the counter of its first chunk: its "digest" is
+    /// (`subtrees.rs`), the counter of its first chunk: its "digest" is
     /// then the subtree's chaining value, with no `ROOT`.
     pub subtree_at: Option<u32>,
 }

@@ -1,11 +1,11 @@
 //! Hashing many files in order: small files are read into one packed batch
 //! and hashed together through the engine; large files (and stdin) are
 //! streamed through `blake3` in pieces. With `--backend gpu`, files up to a
-//! batch's size count as small, so that the GPU hashes them. Results come out in input order;
-//! a file that cannot be read fully, or that changes while it is read,
-//! gets an error, never a digest. Output longer than 32 bytes (`--length`)
-//! needs BLAKE3's extended output, which the engine does not give: then
-//! every file is streamed.
+//! batch's size count as small, so that the GPU hashes them. Results come
+//! out in input order; a file that cannot be read fully, or that changes
+//! while it is read, gets an error, never a digest. Output longer than 32
+//! bytes (`--length`) needs BLAKE3's extended output, which the engine does
+//! not give: then every file is streamed.
 
 use std::fs::{self, File, Metadata};
 use std::io::{self, Read, Write};
