@@ -20,6 +20,8 @@ use crate::pinned::PinnedBuffer;
 use crate::profile::{cpu_model, profile_path};
 use crate::scheduler::{self, BatchShape, Choice, GpuRates, Plan, Profile};
 
+mod stream;
+
 /// Offsets from which a packed batch on several CPU threads is checked by
 /// those threads ([`crate::offsets::SharedCheck`]) rather than by the caller
 /// alone before them: about 10 us of checking, and enough blobs that the

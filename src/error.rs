@@ -145,6 +145,15 @@ pub enum ErrorKind {
         /// Its size.
         bytes: usize,
     },
+    /// Reading the input of [`Engine::hash_reader`](crate::Engine::hash_reader)
+    /// failed: nothing was hashed.
+    #[error("reading the input failed after {bytes} bytes ({reason}): no digest was made; hash it again once it can be read")]
+    Read {
+        /// The bytes read before the failure.
+        bytes: u64,
+        /// What the reader said.
+        reason: String,
+    },
     /// A profile file could not be read, parsed or written.
     #[error("profile {}: {reason}", path.display())]
     Profile {

@@ -234,6 +234,13 @@ impl GpuRates {
         self.large_bytes_per_sec.is_some()
     }
 
+    /// Whether a plan may send `blobs` blobs of `bytes` in all to the GPU:
+    /// more than one, or one over a chunk (a tree, a stream's window) where
+    /// it takes those.
+    fn may_take(&self, blobs: usize, bytes: u64) -> bool {
+        blobs > 1 || (blobs == 1 && self.takes_large() && bytes > CHUNK_LEN as u64)
+    }
+
     /// Blobs of `shape` the GPU would take.
     fn blobs_of(&self, shape: &BatchShape) -> usize {
         match self.takes_large() {
@@ -425,7 +432,7 @@ pub(crate) fn plan_for(
         gpu_share: 0.0,
     };
     let gpu = match &profile.gpu {
-        Some(gpu) if !gpu.software && gpu.blobs_of(shape) > 1 => gpu,
+        Some(gpu) if !gpu.software && gpu.may_take(gpu.blobs_of(shape), shape.bytes) => gpu,
         _ => return cpu_only,
     };
     // All small blobs on the GPU (and the large ones where it takes them,
@@ -451,7 +458,8 @@ pub(crate) fn plan_for(
         ..cpu_only
     };
     let best_single = cpu_sec.min(gpu_sec);
-    plan.choice = if split_sec < best_single * SPLIT_MARGIN && share > 0.0 && share < 1.0 {
+    let splits = shape.blobs > 1 && share > 0.0 && share < 1.0;
+    plan.choice = if splits && split_sec < best_single * SPLIT_MARGIN {
         Choice::Split {
             gpu_blobs: ((shape.blobs as f64 * share).round() as usize).clamp(1, shape.blobs - 1),
             packing_threads: packing.reserved(),
@@ -520,7 +528,7 @@ pub(crate) fn cpu_surely_faster(
     threads: usize,
 ) -> bool {
     let gpu = match &profile.gpu {
-        Some(gpu) if !gpu.software && blobs > 1 => gpu,
+        Some(gpu) if !gpu.software && gpu.may_take(blobs, bytes) => gpu,
         _ => return true,
     };
     let cpu = &profile.cpu;
@@ -907,12 +915,33 @@ mod tests {
         assert_eq!(plan.choice, Choice::Gpu, "{plan:?}");
     }
 
+    /// One blob goes to the GPU only as a tree, where the profile has a
+    /// rate for those there that beats the CPU (a stream's window), and is
+    /// never split.
     #[test]
-    fn one_blob_stays_on_the_cpu() {
+    fn one_blob_stays_on_the_cpu_unless_the_gpu_takes_it_as_a_tree() {
         for profile in [cpu_profile(), fast_gpu()] {
             let plan = plan(&uniform(1, 1024), &profile, 2);
             assert_eq!(plan.choice, Choice::Cpu, "{plan:?}");
         }
+        let mut trees = fast_gpu();
+        trees.cpu.large_bytes_per_sec = 1e9;
+        trees.gpu.as_mut().unwrap().large_bytes_per_sec = Some(40e9);
+        let (window, two_chunks) = (uniform(1, 64 << 20), uniform(1, 2048));
+        for threads in [2, 16] {
+            let at = |shape: &BatchShape| plan_for(shape, &trees, threads, false);
+            assert_eq!(at(&window).choice, Choice::Gpu, "{:?}", at(&window));
+            assert!(!cpu_surely_faster(1, 64 << 20, &trees, threads));
+            // Two chunks: the GPU's latency alone is longer.
+            assert_eq!(at(&two_chunks).choice, Choice::Cpu, "{:?}", at(&two_chunks));
+            let one_chunk = uniform(1, 1024);
+            assert!(cpu_surely_faster(1, 1024, &trees, threads));
+            assert_eq!(at(&one_chunk).choice, Choice::Cpu);
+        }
+        // As fast as the CPU's 16 threads: still one side, never a split.
+        trees.gpu.as_mut().unwrap().large_bytes_per_sec = Some(14e9);
+        let plan = plan_for(&window, &trees, 16, false);
+        assert!(!matches!(plan.choice, Choice::Split { .. }), "{plan:?}");
     }
 
     #[test]

@@ -176,6 +176,56 @@ fn a_fault_among_a_long_blobs_subtrees_is_a_gpu_error() {
     }
 }
 
+/// A fault while a window of a stream (`Engine::hash_reader`) is on the
+/// GPU: `Backend::Gpu` returns the stage's error and no digest, then serves
+/// the next stream; Auto, whose profile sends the windows to the GPU,
+/// redoes that window on the CPU, and the input's digest is exact.
+#[test]
+fn a_fault_in_a_streams_window_is_a_gpu_error_and_auto_redoes_it() {
+    let _alone = one_at_a_time();
+    if gpu_engine(None).is_none() {
+        return;
+    }
+    // Slabs of 20 KiB hash subtrees of 16 KiB, four to a window: the
+    // first window's second slab faults, the other windows run.
+    let budget = 300 * 1024;
+    let input: Vec<u8> = (0..300 * 1024 + 5).map(|byte| (byte % 253) as u8).collect();
+    let expected = *blake3::hash(&input).as_bytes();
+    let mut profile = gpu_first_profile();
+    if let Some(gpu) = profile.gpu.as_mut() {
+        gpu.large_bytes_per_sec = Some(1e12);
+    }
+    for (stage, words) in STAGES {
+        let engine = builder(Backend::Gpu)
+            .gpu_memory_budget(budget)
+            .gpu_fault(fault(stage, 1))
+            .build()
+            .unwrap();
+        let error = engine
+            .hash_reader(Mode::Hash, &input[..])
+            .expect_err("the fault strikes a window");
+        let message = error.to_string();
+        assert!(
+            matches!(error.kind(), ErrorKind::Gpu { .. })
+                && message.to_lowercase().contains(&words.to_lowercase()),
+            "{stage:?}: {message}"
+        );
+        if stage != GpuFaultStage::DeviceLost {
+            let digest = engine.hash_reader(Mode::Hash, &input[..]).unwrap();
+            assert_eq!(digest, expected, "{stage:?}: the stream after");
+        }
+
+        let auto = builder(Backend::Auto)
+            .gpu_memory_budget(budget)
+            .profile(profile.clone())
+            .gpu_fault(fault(stage, 1))
+            .build()
+            .unwrap();
+        let digest = auto.hash_reader(Mode::Hash, &input[..]).unwrap();
+        assert_eq!(digest, expected, "{stage:?}: Auto");
+    }
+}
+
 #[test]
 fn auto_redoes_a_faulted_gpu_batch_on_the_cpu_exactly() {
     let _alone = one_at_a_time();

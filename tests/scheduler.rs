@@ -85,6 +85,45 @@ fn auto(profile: Profile) -> Option<Engine> {
     )
 }
 
+/// Auto hashes the windows of a stream (`Engine::hash_reader`) on the GPU
+/// where the profile has a rate for long blobs there that beats the CPU,
+/// and on the CPU where it has none.
+#[test]
+fn auto_streams_windows_to_the_gpu_where_the_profile_has_their_rate() {
+    let input = vector_input((1 << 20) + 5);
+    let key = [4u8; 32];
+    let slow_cpu = CpuRates {
+        tiny_bytes_per_sec: 1e6,
+        small_bytes_per_sec: 1e6,
+        chunk_bytes_per_sec: 1e6,
+        large_bytes_per_sec: 1e6,
+        ..cpu_rates()
+    };
+    let mut gpu = even_gpu();
+    gpu.large_bytes_per_sec = Some(1e12);
+    let with = |gpu: GpuRates| Profile {
+        cpu: slow_cpu.clone(),
+        ..profile(Some(gpu))
+    };
+    let Some(engine) = auto(with(gpu.clone())) else {
+        return;
+    };
+    for mode in [Mode::Hash, Mode::KeyedHash(&key), Mode::DeriveKey("stream")] {
+        let digest = engine.hash_reader(mode, &input[..]).unwrap();
+        assert_eq!(digest, common::reference(mode, &input), "{mode:?}");
+    }
+    let timings = engine
+        .last_gpu_timings()
+        .expect("the windows ran on the GPU");
+    assert!(timings.slabs > 1, "{timings:?}");
+
+    gpu.large_bytes_per_sec = None;
+    let engine = auto(with(gpu)).unwrap();
+    let digest = engine.hash_reader(Mode::Hash, &input[..]).unwrap();
+    assert_eq!(digest, common::reference(Mode::Hash, &input));
+    assert!(engine.last_gpu_timings().is_none());
+}
+
 /// One Auto engine under [`even_gpu`] for every case of the property test:
 /// each engine opens a device of its own.
 fn even_auto() -> Option<&'static Engine> {

@@ -34,8 +34,7 @@ use kernel::{
     AlignedPair, BackToBack, BlockInputs, EqualChunks, GroupParams, LaneGroup, SingleBlocks,
     TailBlocks, Work,
 };
-#[cfg(feature = "gpu")]
-pub(crate) use subtrees::SubtreeHashing;
+pub(crate) use subtrees::{SubtreeHashing, SubtreeStack};
 
 /// The environment variable that forces a CPU backend by name.
 pub const CPU_BACKEND_ENV: &str = "B3BATCH_CPU";

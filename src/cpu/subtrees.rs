@@ -23,19 +23,12 @@ const SUBTREE_LEN: usize = 256 * 1024;
 
 /// The digest of `data` in `mode`, its subtrees hashed on `threads`.
 pub(crate) fn hash_in_subtrees(threads: Threads, mode: Mode, data: &[u8]) -> [u8; 32] {
-    let subtrees = Subtrees { data };
-    let count = subtrees.count();
-    if count < 2 {
+    if data.len() <= SUBTREE_LEN {
         return mode.hash_with_blake3(data);
     }
     let hashing = SubtreeHashing::new(mode);
-    let mut chaining_values = vec![[0u8; 32]; count];
-    share(threads, &subtrees, &mut chaining_values, |first, slots| {
-        for (index, slot) in (first..).zip(slots) {
-            let offset = (index * SUBTREE_LEN) as u64;
-            *slot = hashing.chaining_value(offset, subtrees.blob(index));
-        }
-    });
+    let mut chaining_values = vec![[0u8; 32]; data.len().div_ceil(SUBTREE_LEN)];
+    hashing.chaining_values(threads, 0, data, SUBTREE_LEN, &mut chaining_values);
     hashing.root(&chaining_values)
 }
 
@@ -66,6 +59,10 @@ impl<'a> SubtreeHashing<'a> {
         }
     }
 
+    pub(crate) fn mode(&self) -> Mode<'a> {
+        self.mode
+    }
+
     fn merge_mode(&self) -> hazmat::Mode<'_> {
         match self.mode {
             Mode::Hash => hazmat::Mode::Hash,
@@ -82,6 +79,45 @@ impl<'a> SubtreeHashing<'a> {
         hasher.set_input_offset(offset);
         hasher.update(data);
         hasher.finalize_non_root()
+    }
+
+    /// The chaining values of `data`'s consecutive pieces of `piece_len`
+    /// bytes (a power of two of chunks; the last piece may be shorter),
+    /// `data` starting `offset` bytes into its blob on a multiple of
+    /// `piece_len`: one per piece into `out`, on `threads`. Pieces over
+    /// [`SUBTREE_LEN`] are hashed in parts of that length, merged up, so
+    /// that a few long pieces still keep every thread busy.
+    pub(crate) fn chaining_values(
+        &self,
+        threads: Threads,
+        offset: u64,
+        data: &[u8],
+        piece_len: usize,
+        out: &mut [ChainingValue],
+    ) {
+        debug_assert_eq!(out.len(), data.len().div_ceil(piece_len));
+        let part_len = piece_len.min(SUBTREE_LEN);
+        let parts = Pieces {
+            data,
+            len: part_len,
+        };
+        let hash_parts = |out: &mut [ChainingValue]| {
+            share(threads, &parts, out, |first, slots| {
+                for (index, slot) in (first..).zip(slots) {
+                    let at = offset + (index * part_len) as u64;
+                    *slot = self.chaining_value(at, parts.blob(index));
+                }
+            })
+        };
+        if part_len == piece_len {
+            return hash_parts(out);
+        }
+        let mut part_values = vec![[0u8; 32]; parts.count()];
+        hash_parts(&mut part_values);
+        let mode = self.merge_mode();
+        for (slot, group) in out.iter_mut().zip(part_values.chunks(piece_len / part_len)) {
+            *slot = merge(group, mode);
+        }
     }
 
     /// The digest of a blob from the chaining values of its consecutive
@@ -115,25 +151,115 @@ fn left_count(count: usize) -> usize {
     1 << (usize::BITS - 1 - (count - 1).leading_zeros())
 }
 
-/// A blob cut into [`SUBTREE_LEN`] pieces, the last one shorter or equal.
-struct Subtrees<'a> {
-    data: &'a [u8],
+/// The chaining values of an input's consecutive subtrees, each but the
+/// last of one power of two of chunks, merged as they come, as `blake3`'s
+/// own hasher merges its chunks': it holds one per complete subtree of a
+/// power of two of them, so an input of any length takes a few dozen.
+pub(crate) struct SubtreeStack {
+    stack: Vec<ChainingValue>,
+    pushed: u64,
 }
 
-impl BlobSource for Subtrees<'_> {
+impl SubtreeStack {
+    pub(crate) fn new() -> SubtreeStack {
+        SubtreeStack {
+            stack: Vec::new(),
+            pushed: 0,
+        }
+    }
+
+    /// Adds the next subtree's chaining value. The subtrees before it that
+    /// now make complete pairs are merged first: never the last one, whose
+    /// parent may be the root.
+    pub(crate) fn push(&mut self, hashing: &SubtreeHashing, value: ChainingValue) {
+        let mode = hashing.merge_mode();
+        while self.stack.len() > self.pushed.count_ones() as usize {
+            let right = self.stack.pop().expect("the stack holds a pair");
+            let left = self.stack.pop().expect("the stack holds a pair");
+            self.stack
+                .push(hazmat::merge_subtrees_non_root(&left, &right, mode));
+        }
+        self.stack.push(value);
+        self.pushed += 1;
+    }
+
+    /// The input's digest, from at least two subtrees: the stack merged
+    /// from its right end, the last merge the root.
+    pub(crate) fn root(mut self, hashing: &SubtreeHashing) -> [u8; 32] {
+        let mode = hashing.merge_mode();
+        let mut right = self.stack.pop().expect("a root has two subtrees");
+        let left = loop {
+            let left = self.stack.pop().expect("a root has two subtrees");
+            if self.stack.is_empty() {
+                break left;
+            }
+            right = hazmat::merge_subtrees_non_root(&left, &right, mode);
+        };
+        *hazmat::merge_subtrees_root(&left, &right, mode).as_bytes()
+    }
+}
+
+/// Data cut into pieces of `len` bytes, the last one shorter or equal.
+struct Pieces<'a> {
+    data: &'a [u8],
+    len: usize,
+}
+
+impl BlobSource for Pieces<'_> {
     fn count(&self) -> usize {
-        self.data.len().div_ceil(SUBTREE_LEN)
+        self.data.len().div_ceil(self.len)
     }
 
     fn blob(&self, index: usize) -> &[u8] {
-        let start = index * SUBTREE_LEN;
-        &self.data[start..(start + SUBTREE_LEN).min(self.data.len())]
+        let start = index * self.len;
+        &self.data[start..(start + self.len).min(self.data.len())]
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Inputs cut into subtrees of every size, each hashed as pieces (in
+    /// parts merged up where longer than [`SUBTREE_LEN`]) and merged on
+    /// the stack, give `blake3`'s digest in every mode.
+    #[test]
+    fn pieces_merged_on_the_stack_give_blake3s_digest() {
+        let data: Vec<u8> = (0..(5 << 18) + 5).map(|i| (i % 251) as u8).collect();
+        let key = [9u8; 32];
+        let modes = [
+            Mode::Hash,
+            Mode::KeyedHash(&key),
+            Mode::DeriveKey("stack test"),
+        ];
+        let lengths = [
+            2048,
+            3072,
+            8 * 1024 + 1,
+            (1 << 18) + 1,
+            (1 << 20) + 1,
+            data.len(),
+        ];
+        for mode in modes {
+            let hashing = SubtreeHashing::new(mode);
+            for len in lengths {
+                for piece_len in [1024, 4096, SUBTREE_LEN, 2 * SUBTREE_LEN] {
+                    let input = &data[..len];
+                    if len <= piece_len {
+                        continue;
+                    }
+                    let mut values = vec![[0u8; 32]; len.div_ceil(piece_len)];
+                    hashing.chaining_values(Threads::One, 0, input, piece_len, &mut values);
+                    let mut stack = SubtreeStack::new();
+                    for value in values {
+                        stack.push(&hashing, value);
+                    }
+                    let expected = mode.hash_with_blake3(input);
+                    assert_eq!(stack.root(&hashing), expected, "{mode:?} {len} {piece_len}");
+                }
+            }
+        }
+    }
 
     #[test]
     fn left_count_is_the_largest_power_of_two_below() {

@@ -65,6 +65,10 @@ impl Gpu {
         match *self {}
     }
 
+    pub(crate) fn set_last_timings(&self, _timings: GpuTimings) {
+        match *self {}
+    }
+
     pub(crate) fn max_blob(&self) -> usize {
         match *self {}
     }
@@ -81,6 +85,29 @@ impl Gpu {
         _out: &mut [[u8; 32]],
         _threads: Threads,
     ) -> Result<(), Error> {
+        match *self {}
+    }
+
+    pub(crate) fn subtree_bytes(&self) -> Option<usize> {
+        match *self {}
+    }
+
+    pub(crate) fn takes_pieces_up_to(&self, _end: u64) -> bool {
+        match *self {}
+    }
+
+    pub(crate) fn hash_pieces(
+        &self,
+        _mode: (&crate::cpu::SubtreeHashing, ModeWords),
+        _offset: u64,
+        _data: &[u8],
+        _out: &mut [[u8; 32]],
+        _threads: Threads,
+    ) -> Result<(), Error> {
+        match *self {}
+    }
+
+    pub(crate) fn pins_memory(&self) -> bool {
         match *self {}
     }
 

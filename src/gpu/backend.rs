@@ -233,7 +233,7 @@ impl Gpu {
         len: usize,
         threads: Threads,
     ) -> Result<Option<PinnedMemory>, Error> {
-        if self.device.info.api != "Vulkan" || self.device.upload == GpuUpload::Direct {
+        if !self.pins_memory() {
             return Ok(None);
         }
         let largest = self.device.limits.max_buffer_size;
@@ -252,6 +252,12 @@ impl Gpu {
         PinnedMemory::new(&self.device.device, Arc::clone(&self.pinned), len, zero)
             .map(Some)
             .map_err(|why| gpu_failed("allocating a pinned buffer", why))
+    }
+
+    /// Whether [`pinned_memory`](Self::pinned_memory) gives memory that
+    /// slabs copy from: on Vulkan, unless the upload is direct.
+    pub(crate) fn pins_memory(&self) -> bool {
+        self.device.info.api == "Vulkan" && self.device.upload != GpuUpload::Direct
     }
 
     /// Whether `bytes` lie in one of this device's pinned buffers.
@@ -295,7 +301,7 @@ impl Gpu {
         lock(&self.last_timings).clone()
     }
 
-    pub(super) fn set_last_timings(&self, timings: GpuTimings) {
+    pub(crate) fn set_last_timings(&self, timings: GpuTimings) {
         *lock(&self.last_timings) = Some(timings);
     }
 

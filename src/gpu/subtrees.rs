@@ -29,6 +29,54 @@ fn subtree_chunks(max_blob: usize) -> Option<usize> {
 }
 
 impl Gpu {
+    /// The bytes of each subtree that slabs hash (a power of two of
+    /// chunks): `None` where slabs hold less than two chunks.
+    pub(crate) fn subtree_bytes(&self) -> Option<usize> {
+        subtree_chunks(self.max_blob()).map(|chunks| chunks * CHUNK_LEN)
+    }
+
+    /// Whether [`hash_pieces`](Self::hash_pieces) takes pieces of an input
+    /// that end `end` bytes into it: within 2^32 chunks, the chunk counter
+    /// the slabs carry.
+    pub(crate) fn takes_pieces_up_to(&self, end: u64) -> bool {
+        end.div_ceil(CHUNK_LEN as u64) <= 1 << 32
+    }
+
+    /// The chaining values of `data`'s consecutive pieces of
+    /// [`subtree_bytes`](Self::subtree_bytes) each (the last may be
+    /// shorter), `data` starting `offset` bytes into its input on a
+    /// multiple of that and ending where
+    /// [`takes_pieces_up_to`](Self::takes_pieces_up_to) allows: one per
+    /// piece into `out`, packed on `threads`. Each piece is a subtree of
+    /// the input, hashed as a long blob's subtrees are; a last piece of one
+    /// chunk is hashed on the host.
+    pub(crate) fn hash_pieces(
+        &self,
+        (hashing, words): (&SubtreeHashing, ModeWords),
+        offset: u64,
+        data: &[u8],
+        out: &mut [[u8; 32]],
+        threads: Threads,
+    ) -> Result<(), Error> {
+        let len = self.subtree_bytes().expect("the stream checked the slabs");
+        let count = data.len().div_ceil(len);
+        debug_assert_eq!(out.len(), count);
+        // A last piece of one chunk is not a tree a slab can hash.
+        let lone_chunk =
+            (count > 0 && data.len() - (count - 1) * len <= CHUNK_LEN).then(|| (count - 1) * len);
+        let pieces = InputPieces {
+            data,
+            len,
+            count: count - usize::from(lone_chunk.is_some()),
+            first_chunk: offset / CHUNK_LEN as u64,
+        };
+        self.hash(words, &pieces, len, &mut out[..pieces.count], 0, threads)?;
+        if let Some(start) = lone_chunk {
+            out[count - 1] = hashing.chaining_value(offset + start as u64, &data[start..]);
+        }
+        Ok(())
+    }
+
     /// Whether [`hash_as_subtrees`](Self::hash_as_subtrees) takes a blob
     /// of `len` bytes: one longer than a slab, of at most 2^32 chunks
     /// (the chunk counter the slabs carry), where slabs hold two chunks.
@@ -147,6 +195,61 @@ impl<S: BlobSource> BlobSource for Subtrees<'_, S> {
         let (_, start, _) = self.pieces[index];
         // Within u32: `takes_as_subtrees` caps a blob at 2^32 chunks.
         Some((start / CHUNK_LEN) as u32)
+    }
+}
+
+/// Consecutive pieces of one input, back to back: a window of it that
+/// starts `first_chunk` chunks in, each piece `len` bytes (the last may be
+/// shorter) and hashed as a subtree.
+struct InputPieces<'a> {
+    data: &'a [u8],
+    len: usize,
+    /// The pieces the slabs hash: all, or all but a last one of one chunk.
+    count: usize,
+    first_chunk: u64,
+}
+
+impl InputPieces<'_> {
+    fn end(&self, index: usize) -> usize {
+        ((index + 1) * self.len).min(self.data.len())
+    }
+}
+
+impl BlobSource for InputPieces<'_> {
+    const CONTIGUOUS: bool = true;
+
+    fn count(&self) -> usize {
+        self.count
+    }
+
+    fn blob(&self, index: usize) -> &[u8] {
+        &self.data[index * self.len..self.end(index)]
+    }
+
+    fn len(&self, index: usize) -> usize {
+        self.end(index) - index * self.len
+    }
+
+    fn bytes(&self, start: usize, end: usize) -> usize {
+        match end > start {
+            true => self.end(end - 1) - start * self.len,
+            false => 0,
+        }
+    }
+
+    fn contiguous_bytes(&self, start: usize, end: usize) -> Option<&[u8]> {
+        let stop = if end > start {
+            self.end(end - 1)
+        } else {
+            start * self.len
+        };
+        Some(&self.data[start * self.len..stop])
+    }
+
+    fn subtree_at(&self, index: usize) -> Option<u32> {
+        // Within u32: `takes_pieces_up_to` caps the input at 2^32 chunks.
+        let chunk = self.first_chunk + (index * (self.len / CHUNK_LEN)) as u64;
+        Some(chunk as u32)
     }
 }
 

@@ -1,17 +1,19 @@
 //! Hashing many files in order: small files are read into one packed batch
 //! and hashed together through the engine; large files (and stdin) are
-//! streamed through `blake3` in pieces. With `--backend gpu`, files up to a
-//! batch's size count as small, so that the GPU hashes them. Results come
-//! out in input order; a file that cannot be read fully, or that changes
-//! while it is read, gets an error, never a digest. Output longer than 32
-//! bytes (`--length`) needs BLAKE3's extended output, which the engine does
-//! not give: then every file is streamed.
+//! streamed through the engine ([`Engine::hash_reader`]), which hashes
+//! each window on the GPU or the CPU as its backend says. With
+//! `--backend gpu`, files up to a batch's size count as small, so that the
+//! GPU hashes them together. Results come out in input order; a file that
+//! cannot be read fully, or that changes while it is read, gets an error,
+//! never a digest. Output longer than 32 bytes (`--length`) needs BLAKE3's
+//! extended output, which the engine does not give: then every file is
+//! streamed through `blake3`.
 
 use std::fs::{self, File, Metadata};
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 
-use blake3_batch::{Backend, Engine};
+use blake3_batch::{Backend, Engine, ErrorKind};
 use indicatif::ProgressBar;
 
 use crate::names::write_hex;
@@ -26,7 +28,7 @@ const SMALL_FILE_ON_GPU: u64 = BATCH_BYTES as u64;
 const BATCH_BYTES: usize = 64 << 20;
 /// ...or this many files.
 const BATCH_FILES: usize = 16 * 1024;
-/// Read size when streaming a large file.
+/// Read size when streaming an input through `blake3` (extended output).
 const STREAM_PIECE: usize = 1 << 20;
 
 /// What became of one input.
@@ -223,8 +225,19 @@ impl<'a, T> FileHasher<'a, T> {
         Ok(())
     }
 
-    /// Hashes a reader to its end in pieces.
+    /// Hashes a reader to its end: through the engine, or through
+    /// `blake3` in pieces where every output is extended.
     fn stream(&mut self, mut reader: impl Read) -> Outcome {
+        if !self.extended {
+            return match self.engine.hash_reader(self.mode.mode(), reader) {
+                Ok(hash) => Ok(Digest::Hash(hash)),
+                Err(error) => match error.kind() {
+                    // The reader's own words, as for a small file.
+                    ErrorKind::Read { reason, .. } => Err(reason.clone()),
+                    _ => Err(error.to_string()),
+                },
+            };
+        }
         let mut hasher = self.mode.hasher();
         if self.piece.is_empty() {
             self.piece = vec![0u8; STREAM_PIECE];

@@ -1,0 +1,284 @@
+//! One input of any length, from a reader ([`Engine::hash_reader`]): read
+//! in windows, each hashed on the engine's backend while the next one is
+//! read. A window is cut into subtrees of one power of two of chunks (a
+//! slab's subtrees on the GPU), whose chaining values are merged as they
+//! come; an input that fits one window is hashed as a batch of one blob.
+//!
+//! The reader stays on the calling thread, which reads the next window
+//! while a scoped thread hashes the one before, so it need not be `Send`.
+//! On the GPU the windows after the first are pinned buffers where the
+//! GPU can pin memory, which its slabs copy from where the bytes lie.
+
+use std::io::{self, Read};
+
+use super::{Backend, Engine};
+use crate::cpu::{SubtreeHashing, SubtreeStack};
+use crate::error::{Error, ErrorKind};
+use crate::gpu::GpuTimings;
+use crate::mode::Mode;
+use crate::pinned::PinnedBuffer;
+use crate::scheduler::{BatchShape, Choice, GpuRates};
+
+/// Bytes of input per window on the CPU: a few MiB a thread, for two
+/// windows held at once.
+const CPU_WINDOW: usize = 16 << 20;
+/// Subtrees of input per window on the GPU (64 MiB at the default memory
+/// budget): enough that a window's fixed costs (submitting, waiting) are
+/// a small part of its copy across the bus, and that its slabs fill the
+/// ring.
+const GPU_WINDOW_PIECES: usize = 4;
+/// The CPU's subtrees: those its threads share (`cpu/subtrees.rs`).
+const CPU_PIECE: usize = 256 * 1024;
+
+/// Where a stream's windows are hashed, and in subtrees of how many bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Side {
+    Cpu,
+    Gpu { piece_len: usize },
+}
+
+impl Side {
+    fn piece_len(self) -> usize {
+        match self {
+            Side::Cpu => CPU_PIECE,
+            Side::Gpu { piece_len } => piece_len,
+        }
+    }
+
+    fn window_len(self) -> usize {
+        match self {
+            Side::Cpu => CPU_WINDOW,
+            Side::Gpu { piece_len } => GPU_WINDOW_PIECES * piece_len,
+        }
+    }
+}
+
+impl Engine {
+    /// The digest in `mode` of everything `reader` gives until its end,
+    /// of any length, as `blake3` hashes one input (a file, a socket,
+    /// stdin).
+    ///
+    /// The input is read in windows (16 MiB on the CPU; on the GPU four of
+    /// the subtrees its slabs hash, 64 MiB at the default memory budget),
+    /// each hashed while the next one is read, so at most two are held.
+    /// An input that fits one window is hashed as a batch of one blob. The
+    /// windows of a longer input go where the backend says: with
+    /// [`Backend::Gpu`] to the GPU, cut into the subtrees its slabs hash;
+    /// with [`Backend::Auto`] to the GPU where the profile has a rate for
+    /// long blobs there and plans a window there, else to the CPU's
+    /// threads. Auto redoes a window the GPU fails on the CPU.
+    ///
+    /// Fails with [`ErrorKind::Read`] where the reader fails (reads that
+    /// are interrupted are retried), with no digest; with
+    /// [`ErrorKind::Gpu`] where the GPU fails under [`Backend::Gpu`].
+    ///
+    /// ```
+    /// use blake3_batch::{Engine, Mode};
+    ///
+    /// let engine = Engine::builder().build()?;
+    /// let input = vec![7u8; 40 << 20];
+    /// let digest = engine.hash_reader(Mode::Hash, &input[..])?;
+    /// assert_eq!(digest, *blake3::hash(&input).as_bytes());
+    /// # Ok::<(), blake3_batch::Error>(())
+    /// ```
+    pub fn hash_reader(&self, mode: Mode, reader: impl Read) -> Result<[u8; 32], Error> {
+        let side = self.stream_side();
+        let mut stream = Stream { reader, read: 0 };
+        let window_len = side.window_len();
+        // The first window grows as it is read: a short input allocates
+        // (and pins) nothing more.
+        let mut first = Vec::new();
+        stream.fill_vec(&mut first, window_len)?;
+        let mut peeked = [0u8; 1];
+        if first.len() < window_len || stream.fill(&mut peeked)? == 0 {
+            let mut out = [[0u8; 32]];
+            let offsets = [0, first.len() as u64];
+            self.hash_packed_into(mode, &first, &offsets, &mut out)?;
+            return Ok(out[0]);
+        }
+        let hashing = SubtreeHashing::new(mode);
+        let mut windows = Windows {
+            engine: self,
+            side,
+            hashing: &hashing,
+            stack: SubtreeStack::new(),
+            hashed: 0,
+            timings: None,
+        };
+        // The byte peeked past the first window starts the second.
+        let mut next = self.window_buffer(side, window_len)?;
+        next[0] = peeked[0];
+        let mut next_len = 1 + windows.hash_beside(&first, &mut stream, &mut next[1..])?;
+        drop(first);
+        let mut spare = self.window_buffer(side, window_len)?;
+        while next_len > 0 {
+            std::mem::swap(&mut next, &mut spare);
+            let hashed = &spare[..next_len];
+            next_len = windows.hash_beside(hashed, &mut stream, &mut next)?;
+        }
+        Ok(windows.finish())
+    }
+
+    /// Where this engine hashes the windows of a stream longer than one.
+    fn stream_side(&self) -> Side {
+        let Some(gpu) = &self.inner.gpu else {
+            return Side::Cpu;
+        };
+        let Some(piece_len) = gpu.subtree_bytes() else {
+            return Side::Cpu;
+        };
+        let on_gpu = match self.inner.backend {
+            Backend::Cpu => false,
+            Backend::Gpu => true,
+            Backend::Auto => {
+                let takes_large = self.inner.profile.gpu.as_ref();
+                let window = Side::Gpu { piece_len }.window_len();
+                let shape = || BatchShape::from_lengths([window]);
+                takes_large.is_some_and(GpuRates::takes_large)
+                    && self.auto_choice(1, Some(window as u64), shape, gpu.pins_memory())
+                        == Choice::Gpu
+            }
+        };
+        match on_gpu {
+            true => Side::Gpu { piece_len },
+            false => Side::Cpu,
+        }
+    }
+
+    /// A window's buffer: for the GPU, pinned memory where it has some
+    /// (which the slabs copy from as it lies), else ordinary memory.
+    fn window_buffer(&self, side: Side, len: usize) -> Result<PinnedBuffer, Error> {
+        match side {
+            Side::Gpu { .. } => self.pinned_buffer(len),
+            Side::Cpu => PinnedBuffer::heap(len),
+        }
+    }
+}
+
+/// A reader, and how many bytes it gave.
+struct Stream<R> {
+    reader: R,
+    read: u64,
+}
+
+impl<R: Read> Stream<R> {
+    /// Reads until `buffer` is full or the input ends: the bytes read.
+    fn fill(&mut self, buffer: &mut [u8]) -> Result<usize, Error> {
+        let mut filled = 0;
+        while filled < buffer.len() {
+            match self.reader.read(&mut buffer[filled..]) {
+                Ok(0) => break,
+                Ok(read) => {
+                    filled += read;
+                    self.read += read as u64;
+                }
+                Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
+                Err(error) => return Err(self.failed(error)),
+            }
+        }
+        Ok(filled)
+    }
+
+    /// Appends to `buffer` until it holds `len` bytes or the input ends.
+    fn fill_vec(&mut self, buffer: &mut Vec<u8>, len: usize) -> Result<(), Error> {
+        let before = buffer.len();
+        let limit = (len - before) as u64;
+        let result = (&mut self.reader).take(limit).read_to_end(buffer);
+        self.read += (buffer.len() - before) as u64;
+        result.map(|_| ()).map_err(|error| self.failed(error))
+    }
+
+    fn failed(&self, error: io::Error) -> Error {
+        ErrorKind::Read {
+            bytes: self.read,
+            reason: error.to_string(),
+        }
+        .into()
+    }
+}
+
+/// The windows of one stream hashed so far: their subtrees' chaining
+/// values, merged as they come.
+struct Windows<'e> {
+    engine: &'e Engine,
+    side: Side,
+    hashing: &'e SubtreeHashing<'e>,
+    stack: SubtreeStack,
+    /// Bytes of input hashed: where the next window starts.
+    hashed: u64,
+    /// The GPU's windows' timings, one after the other.
+    timings: Option<GpuTimings>,
+}
+
+impl Windows<'_> {
+    /// Hashes `window` on a scoped thread while this one reads the next
+    /// window into `next`: the bytes read.
+    fn hash_beside<R: Read>(
+        &mut self,
+        window: &[u8],
+        stream: &mut Stream<R>,
+        next: &mut [u8],
+    ) -> Result<usize, Error> {
+        let (hashed, read) = std::thread::scope(|scope| {
+            let hashing = scope.spawn(|| self.chaining_values(window));
+            let read = stream.fill(next);
+            let hashed = match hashing.join() {
+                Ok(hashed) => hashed,
+                Err(panic) => std::panic::resume_unwind(panic),
+            };
+            (hashed, read)
+        });
+        let (values, timings) = hashed?;
+        if let Some(timings) = timings {
+            self.timings = Some(match self.timings.take() {
+                Some(before) => before.then(timings),
+                None => timings,
+            });
+        }
+        for value in values {
+            self.stack.push(self.hashing, value);
+        }
+        self.hashed += window.len() as u64;
+        read
+    }
+
+    /// The chaining values of `window`'s subtrees, which starts where the
+    /// windows hashed so far end; and the GPU's timings where it hashed
+    /// them.
+    fn chaining_values(&self, window: &[u8]) -> Result<(Vec<[u8; 32]>, Option<GpuTimings>), Error> {
+        let engine = self.engine;
+        let piece_len = self.side.piece_len();
+        let mut values = vec![[0u8; 32]; window.len().div_ceil(piece_len)];
+        let end = self.hashed + window.len() as u64;
+        if let (Side::Gpu { .. }, Some(gpu)) = (self.side, &engine.inner.gpu) {
+            if gpu.takes_pieces_up_to(end) {
+                let words = engine.mode_words(self.hashing.mode());
+                let threads = engine.cpu_threads();
+                let hashed = gpu.hash_pieces(
+                    (self.hashing, words),
+                    self.hashed,
+                    window,
+                    &mut values,
+                    threads,
+                );
+                match (hashed, engine.inner.backend) {
+                    (Ok(()), _) => return Ok((values, gpu.last_timings())),
+                    (Err(error), Backend::Gpu) => return Err(error),
+                    // Auto redoes it on the CPU, below.
+                    (Err(_), _) => {}
+                }
+            }
+        }
+        let threads = engine.cpu_threads();
+        (self.hashing).chaining_values(threads, self.hashed, window, piece_len, &mut values);
+        Ok((values, None))
+    }
+
+    /// The input's digest, from its windows' subtrees (at least two).
+    fn finish(self) -> [u8; 32] {
+        if let (Some(timings), Some(gpu)) = (self.timings, &self.engine.inner.gpu) {
+            gpu.set_last_timings(timings);
+        }
+        self.stack.root(self.hashing)
+    }
+}

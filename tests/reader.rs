@@ -1,0 +1,221 @@
+//! `Engine::hash_reader`: one input of any length, read in windows, against
+//! `blake3` in every mode on the CPU and the GPU, at the lengths where
+//! windows and subtrees begin and end; reads that come short or are
+//! interrupted; a reader that fails.
+
+mod common;
+
+use std::io::{self, Read};
+
+use blake3_batch::{Backend, Engine, ErrorKind, Mode};
+use common::{gpu_engine, reference, vector_input};
+
+/// The CPU's windows (`src/engine/stream.rs`).
+const CPU_WINDOW: usize = 16 << 20;
+/// The CPU's subtrees.
+const CPU_PIECE: usize = 256 * 1024;
+/// A GPU memory budget whose slabs hash subtrees of 16 KiB (in 20 KiB of
+/// data, room for one taken from a pinned buffer as it lies)...
+const SMALL_BUDGET: u64 = 300 * 1024;
+const GPU_PIECE: usize = 16 * 1024;
+/// ...four to a window.
+const GPU_WINDOW: usize = 4 * GPU_PIECE;
+
+const KEY: [u8; 32] = [0x5c; 32];
+
+fn modes() -> [Mode<'static>; 3] {
+    [
+        Mode::Hash,
+        Mode::KeyedHash(&KEY),
+        Mode::DeriveKey("blake3-batch reader test"),
+    ]
+}
+
+/// Lengths around the windows and subtrees of `window` bytes cut into
+/// pieces of `piece`: an input that fills one window exactly (a root of
+/// its own), one byte into the next, a last subtree of one chunk (hashed
+/// on the host by the GPU path), and several windows.
+fn boundary_lengths(window: usize, piece: usize) -> Vec<usize> {
+    vec![
+        0,
+        1,
+        1024,
+        1025,
+        window - 1,
+        window,
+        window + 1,
+        window + 1024,
+        window + 1025,
+        window + piece,
+        window + piece + 1,
+        2 * window,
+        3 * window + piece + 1025,
+    ]
+}
+
+fn check(engine: &Engine, name: &str, data: &[u8], lengths: &[usize]) {
+    for &len in lengths {
+        let input = &data[..len];
+        for mode in modes() {
+            let digest = engine.hash_reader(mode, input).unwrap();
+            assert_eq!(
+                digest,
+                reference(mode, input),
+                "{name}: {len} bytes, {mode:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn cpu_streams_match_blake3_at_window_and_subtree_boundaries() {
+    let lengths = boundary_lengths(CPU_WINDOW, CPU_PIECE);
+    let data = vector_input(*lengths.iter().max().unwrap());
+    for threads in [1, 2] {
+        let engine = Engine::builder()
+            .backend(Backend::Cpu)
+            .threads(threads)
+            .build()
+            .unwrap();
+        check(&engine, &format!("cpu/{threads}"), &data, &lengths);
+    }
+}
+
+#[test]
+fn gpu_streams_match_blake3_at_window_and_subtree_boundaries() {
+    let Some(engine) = gpu_engine(Some(SMALL_BUDGET)) else {
+        return;
+    };
+    let mut lengths = boundary_lengths(GPU_WINDOW, GPU_PIECE);
+    // Sixteen windows, and the CPU's window on the GPU.
+    lengths.extend([(1 << 20) + 3, CPU_WINDOW + 1]);
+    let data = vector_input(*lengths.iter().max().unwrap());
+    check(&engine, "gpu", &data, &lengths);
+
+    // The windows after the first went through the slabs, from pinned
+    // memory where the GPU pins it.
+    let input = &data[..5 * GPU_WINDOW + 7];
+    engine.hash_reader(Mode::Hash, input).unwrap();
+    let timings = engine.last_gpu_timings().unwrap();
+    assert!(timings.slabs >= 5, "{timings:?}");
+    if engine.pinned_buffer(64).unwrap().is_pinned() {
+        assert!(
+            timings.bytes_in_place >= 4 * GPU_WINDOW as u64,
+            "{timings:?}"
+        );
+    }
+}
+
+/// At the default budget: subtrees of 16 MiB, windows of 64 MiB.
+#[test]
+fn a_stream_over_two_default_windows_is_hashed_on_the_gpu() {
+    let Some(engine) = gpu_engine(None) else {
+        return;
+    };
+    let data = vector_input((129 << 20) + 1025);
+    for len in [64 << 20, data.len()] {
+        let digest = engine.hash_reader(Mode::Hash, &data[..len]).unwrap();
+        assert_eq!(digest, reference(Mode::Hash, &data[..len]), "{len} bytes");
+    }
+    let timings = engine.last_gpu_timings().unwrap();
+    if engine.pinned_buffer(64).unwrap().is_pinned() {
+        assert!(timings.bytes_in_place >= 64 << 20, "{timings:?}");
+    }
+}
+
+/// Gives at most `most` bytes a read, and fails every third read with
+/// `Interrupted`, which is to be retried.
+struct Trickle<'a> {
+    data: &'a [u8],
+    most: usize,
+    reads: usize,
+}
+
+impl Read for Trickle<'_> {
+    fn read(&mut self, buffer: &mut [u8]) -> io::Result<usize> {
+        self.reads += 1;
+        if self.reads % 3 == 0 {
+            return Err(io::ErrorKind::Interrupted.into());
+        }
+        let len = buffer.len().min(self.most).min(self.data.len());
+        buffer[..len].copy_from_slice(&self.data[..len]);
+        self.data = &self.data[len..];
+        Ok(len)
+    }
+}
+
+#[test]
+fn short_and_interrupted_reads_give_the_same_digest() {
+    let mut engines = vec![(
+        "cpu".to_owned(),
+        Engine::builder().backend(Backend::Cpu).build().unwrap(),
+        CPU_WINDOW,
+    )];
+    if let Some(gpu) = gpu_engine(Some(SMALL_BUDGET)) {
+        engines.push(("gpu".to_owned(), gpu, GPU_WINDOW));
+    }
+    for (name, engine, window) in engines {
+        let data = vector_input(2 * window + 1029);
+        for len in [window - 1, window, window + 1, data.len()] {
+            for most in [1, 4093, 1 << 20] {
+                if len / most > 100_000 {
+                    continue;
+                }
+                let reader = Trickle {
+                    data: &data[..len],
+                    most,
+                    reads: 0,
+                };
+                let digest = engine.hash_reader(Mode::Hash, reader).unwrap();
+                let expected = reference(Mode::Hash, &data[..len]);
+                assert_eq!(digest, expected, "{name}: {len} bytes, {most} a read");
+            }
+        }
+    }
+}
+
+/// Gives `data`, then fails.
+struct Failing<'a> {
+    data: &'a [u8],
+}
+
+impl Read for Failing<'_> {
+    fn read(&mut self, buffer: &mut [u8]) -> io::Result<usize> {
+        if self.data.is_empty() {
+            return Err(io::Error::other("the disk went away"));
+        }
+        let len = buffer.len().min(self.data.len());
+        buffer[..len].copy_from_slice(&self.data[..len]);
+        self.data = &self.data[len..];
+        Ok(len)
+    }
+}
+
+#[test]
+fn a_reader_that_fails_gives_a_read_error_and_no_digest() {
+    let mut engines = vec![(
+        "cpu".to_owned(),
+        Engine::builder().backend(Backend::Cpu).build().unwrap(),
+        CPU_WINDOW,
+    )];
+    if let Some(gpu) = gpu_engine(Some(SMALL_BUDGET)) {
+        engines.push(("gpu".to_owned(), gpu, GPU_WINDOW));
+    }
+    for (name, engine, window) in engines {
+        let data = vector_input(3 * window);
+        // In the first window, right after it, and in a later one.
+        for len in [0, 10, window, window + 1, 2 * window + 5] {
+            let error = engine
+                .hash_reader(Mode::Hash, Failing { data: &data[..len] })
+                .expect_err("the reader fails");
+            match error.kind() {
+                ErrorKind::Read { bytes, reason } => {
+                    assert_eq!(*bytes, len as u64, "{name}: {len}");
+                    assert!(reason.contains("the disk went away"), "{reason}");
+                }
+                other => panic!("{name}: {len}: {other:?}"),
+            }
+            assert!(error.to_string().contains("no digest"), "{error}");
+        }
+    }
+}
