@@ -1,11 +1,13 @@
-//! `Engine::hash_reader`: one input of any length, read in windows, against
-//! `blake3` in every mode on the CPU and the GPU, at the lengths where
-//! windows and subtrees begin and end; reads that come short or are
-//! interrupted; a reader that fails.
+//! `Engine::hash_reader` and `Engine::hash_file`: one input of any length,
+//! read in windows, against `blake3` in every mode on the CPU and the GPU,
+//! at the lengths where windows and subtrees begin and end; reads that come
+//! short or are interrupted; a reader that fails; files whose cursor is
+//! not at their start, and files that are not regular.
 
 mod common;
 
-use std::io::{self, Read};
+use std::fs::File;
+use std::io::{self, Read, Seek, SeekFrom, Write};
 
 use blake3_batch::{Backend, Engine, ErrorKind, Mode};
 use common::{gpu_engine, reference, vector_input};
@@ -134,7 +136,7 @@ struct Trickle<'a> {
 impl Read for Trickle<'_> {
     fn read(&mut self, buffer: &mut [u8]) -> io::Result<usize> {
         self.reads += 1;
-        if self.reads % 3 == 0 {
+        if self.reads.is_multiple_of(3) {
             return Err(io::ErrorKind::Interrupted.into());
         }
         let len = buffer.len().min(self.most).min(self.data.len());
@@ -218,4 +220,69 @@ fn a_reader_that_fails_gives_a_read_error_and_no_digest() {
             assert!(error.to_string().contains("no digest"), "{error}");
         }
     }
+}
+
+/// Files at the window boundaries (read in pieces at their positions, on
+/// the engine's threads) give what their bytes read as a reader give, from
+/// the file's start whatever its cursor.
+#[test]
+fn files_match_blake3_at_window_boundaries_from_their_start() {
+    let mut engines = vec![(
+        "cpu".to_owned(),
+        Engine::builder()
+            .backend(Backend::Cpu)
+            .threads(2)
+            .build()
+            .unwrap(),
+        CPU_WINDOW,
+        CPU_PIECE,
+    )];
+    if let Some(gpu) = gpu_engine(Some(SMALL_BUDGET)) {
+        engines.push(("gpu".to_owned(), gpu, GPU_WINDOW, GPU_PIECE));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    for (name, engine, window, piece) in engines {
+        let lengths = boundary_lengths(window, piece);
+        let data = vector_input(*lengths.iter().max().unwrap());
+        for len in lengths {
+            let path = dir.path().join(format!("{name}-{len}"));
+            std::fs::write(&path, &data[..len]).unwrap();
+            let mut file = File::open(&path).unwrap();
+            file.seek(SeekFrom::Start(len as u64 / 2)).unwrap();
+            for mode in modes() {
+                let digest = engine.hash_file(mode, &file).unwrap();
+                let expected = reference(mode, &data[..len]);
+                assert_eq!(digest, expected, "{name}: {len} bytes, {mode:?}");
+            }
+        }
+    }
+}
+
+/// Files that are not regular are read as readers: /dev/null is empty,
+/// and a pipe gives what was written into it.
+#[cfg(unix)]
+#[test]
+fn files_that_are_not_regular_are_read_in_turn() {
+    let engine = Engine::builder().backend(Backend::Cpu).build().unwrap();
+    let null = File::open("/dev/null").unwrap();
+    let digest = engine.hash_file(Mode::Hash, &null).unwrap();
+    assert_eq!(digest, reference(Mode::Hash, b""));
+
+    let data = vector_input(CPU_WINDOW + 5000);
+    let mut child = std::process::Command::new("cat")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = {
+        let data = data.clone();
+        std::thread::spawn(move || stdin.write_all(&data).unwrap())
+    };
+    let stdout = child.stdout.take().unwrap();
+    let pipe = File::from(std::os::fd::OwnedFd::from(stdout));
+    let digest = engine.hash_file(Mode::Hash, &pipe).unwrap();
+    writer.join().unwrap();
+    child.wait().unwrap();
+    assert_eq!(digest, reference(Mode::Hash, &data));
 }

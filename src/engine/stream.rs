@@ -4,16 +4,22 @@
 //! slab's subtrees on the GPU), whose chaining values are merged as they
 //! come; an input that fits one window is hashed as a batch of one blob.
 //!
-//! The reader stays on the calling thread, which reads the next window
-//! while a scoped thread hashes the one before, so it need not be `Send`.
+//! The input stays on the calling thread, which reads the next window
+//! while a scoped thread hashes the one before, so a reader need not be
+//! `Send` (a file's windows are read on the engine's threads,
+//! `input.rs`).
 //! On the GPU the windows after the first are pinned buffers where the
 //! GPU can pin memory, which its slabs copy from where the bytes lie.
 
-use std::io::{self, Read};
+use std::fs::File;
+use std::io::Read;
 
+#[cfg(unix)]
+use super::input::FileInput;
+use super::input::{Input, ReaderInput};
 use super::{Backend, Engine};
 use crate::cpu::{SubtreeHashing, SubtreeStack};
-use crate::error::{Error, ErrorKind};
+use crate::error::Error;
 use crate::gpu::GpuTimings;
 use crate::mode::Mode;
 use crate::pinned::PinnedBuffer;
@@ -82,15 +88,50 @@ impl Engine {
     /// # Ok::<(), blake3_batch::Error>(())
     /// ```
     pub fn hash_reader(&self, mode: Mode, reader: impl Read) -> Result<[u8; 32], Error> {
+        self.hash_input(mode, &mut ReaderInput::new(reader))
+    }
+
+    /// The digest in `mode` of a file's contents, from its start whatever
+    /// its cursor, as [`hash_reader`](Self::hash_reader) gives it, with
+    /// each window of a regular file read at its position on the engine's
+    /// threads, in pieces of 1 MiB: one thread copying from the page cache
+    /// is slower than the hashing it feeds. Other files (pipes, devices)
+    /// and platforms other than Unix are read in turn, from the cursor on.
+    ///
+    /// Fails with [`ErrorKind::Read`] where a read fails, or where the
+    /// file's length changes while it is read (its bytes could mix two
+    /// versions); otherwise as `hash_reader` does.
+    ///
+    /// ```
+    /// use std::io::Write;
+    /// use blake3_batch::{Engine, Mode};
+    ///
+    /// let mut file = tempfile::tempfile().unwrap();
+    /// file.write_all(&[5u8; 3 << 20]).unwrap();
+    /// let engine = Engine::builder().build()?;
+    /// let digest = engine.hash_file(Mode::Hash, &file)?;
+    /// assert_eq!(digest, *blake3::hash(&[5u8; 3 << 20]).as_bytes());
+    /// # Ok::<(), blake3_batch::Error>(())
+    /// ```
+    pub fn hash_file(&self, mode: Mode, file: &File) -> Result<[u8; 32], Error> {
+        #[cfg(unix)]
+        if let Ok(metadata) = file.metadata() {
+            if metadata.is_file() {
+                let threads = self.cpu_threads();
+                let mut input = FileInput::new(file, metadata.len(), threads);
+                return self.hash_input(mode, &mut input);
+            }
+        }
+        self.hash_reader(mode, file)
+    }
+
+    /// The digest of `input` (see [`hash_reader`](Self::hash_reader)).
+    fn hash_input(&self, mode: Mode, input: &mut impl Input) -> Result<[u8; 32], Error> {
         let side = self.stream_side();
-        let mut stream = Stream { reader, read: 0 };
         let window_len = side.window_len();
-        // The first window grows as it is read: a short input allocates
-        // (and pins) nothing more.
-        let mut first = Vec::new();
-        stream.fill_vec(&mut first, window_len)?;
+        let first = input.first_window(window_len)?;
         let mut peeked = [0u8; 1];
-        if first.len() < window_len || stream.fill(&mut peeked)? == 0 {
+        if first.len() < window_len || input.fill(&mut peeked)? == 0 {
             let mut out = [[0u8; 32]];
             let offsets = [0, first.len() as u64];
             self.hash_packed_into(mode, &first, &offsets, &mut out)?;
@@ -108,13 +149,13 @@ impl Engine {
         // The byte peeked past the first window starts the second.
         let mut next = self.window_buffer(side, window_len)?;
         next[0] = peeked[0];
-        let mut next_len = 1 + windows.hash_beside(&first, &mut stream, &mut next[1..])?;
+        let mut next_len = 1 + windows.hash_beside(&first, input, &mut next[1..])?;
         drop(first);
         let mut spare = self.window_buffer(side, window_len)?;
         while next_len > 0 {
             std::mem::swap(&mut next, &mut spare);
             let hashed = &spare[..next_len];
-            next_len = windows.hash_beside(hashed, &mut stream, &mut next)?;
+            next_len = windows.hash_beside(hashed, input, &mut next)?;
         }
         Ok(windows.finish())
     }
@@ -155,48 +196,6 @@ impl Engine {
     }
 }
 
-/// A reader, and how many bytes it gave.
-struct Stream<R> {
-    reader: R,
-    read: u64,
-}
-
-impl<R: Read> Stream<R> {
-    /// Reads until `buffer` is full or the input ends: the bytes read.
-    fn fill(&mut self, buffer: &mut [u8]) -> Result<usize, Error> {
-        let mut filled = 0;
-        while filled < buffer.len() {
-            match self.reader.read(&mut buffer[filled..]) {
-                Ok(0) => break,
-                Ok(read) => {
-                    filled += read;
-                    self.read += read as u64;
-                }
-                Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
-                Err(error) => return Err(self.failed(error)),
-            }
-        }
-        Ok(filled)
-    }
-
-    /// Appends to `buffer` until it holds `len` bytes or the input ends.
-    fn fill_vec(&mut self, buffer: &mut Vec<u8>, len: usize) -> Result<(), Error> {
-        let before = buffer.len();
-        let limit = (len - before) as u64;
-        let result = (&mut self.reader).take(limit).read_to_end(buffer);
-        self.read += (buffer.len() - before) as u64;
-        result.map(|_| ()).map_err(|error| self.failed(error))
-    }
-
-    fn failed(&self, error: io::Error) -> Error {
-        ErrorKind::Read {
-            bytes: self.read,
-            reason: error.to_string(),
-        }
-        .into()
-    }
-}
-
 /// The windows of one stream hashed so far: their subtrees' chaining
 /// values, merged as they come.
 struct Windows<'e> {
@@ -213,15 +212,15 @@ struct Windows<'e> {
 impl Windows<'_> {
     /// Hashes `window` on a scoped thread while this one reads the next
     /// window into `next`: the bytes read.
-    fn hash_beside<R: Read>(
+    fn hash_beside(
         &mut self,
         window: &[u8],
-        stream: &mut Stream<R>,
+        input: &mut impl Input,
         next: &mut [u8],
     ) -> Result<usize, Error> {
         let (hashed, read) = std::thread::scope(|scope| {
             let hashing = scope.spawn(|| self.chaining_values(window));
-            let read = stream.fill(next);
+            let read = input.fill(next);
             let hashed = match hashing.join() {
                 Ok(hashed) => hashed,
                 Err(panic) => std::panic::resume_unwind(panic),

@@ -163,7 +163,7 @@ impl<'a, T> FileHasher<'a, T> {
         if self.extended || !before.is_file() || before.len() > self.small_file {
             self.flush(emit)?;
             let outcome = self
-                .stream(&mut file)
+                .stream_file(&mut file)
                 .and_then(|digest| unchanged(&file, &before).map(|()| digest));
             return self.finish_one(token, outcome, emit);
         }
@@ -225,18 +225,20 @@ impl<'a, T> FileHasher<'a, T> {
         Ok(())
     }
 
+    /// Hashes a file as [`stream`](Self::stream) does a reader; a regular
+    /// file's windows are read on the engine's threads.
+    fn stream_file(&mut self, file: &mut File) -> Outcome {
+        match self.extended {
+            false => outcome(self.engine.hash_file(self.mode.mode(), file)),
+            true => self.stream(file),
+        }
+    }
+
     /// Hashes a reader to its end: through the engine, or through
     /// `blake3` in pieces where every output is extended.
     fn stream(&mut self, mut reader: impl Read) -> Outcome {
         if !self.extended {
-            return match self.engine.hash_reader(self.mode.mode(), reader) {
-                Ok(hash) => Ok(Digest::Hash(hash)),
-                Err(error) => match error.kind() {
-                    // The reader's own words, as for a small file.
-                    ErrorKind::Read { reason, .. } => Err(reason.clone()),
-                    _ => Err(error.to_string()),
-                },
-            };
+            return outcome(self.engine.hash_reader(self.mode.mode(), reader));
         }
         let mut hasher = self.mode.hasher();
         if self.piece.is_empty() {
@@ -253,6 +255,18 @@ impl<'a, T> FileHasher<'a, T> {
                 Err(error) => return Err(error.to_string()),
             }
         }
+    }
+}
+
+/// A streamed input's outcome: a read that failed in the reader's own
+/// words, as for a small file.
+fn outcome(hashed: Result<[u8; 32], blake3_batch::Error>) -> Outcome {
+    match hashed {
+        Ok(hash) => Ok(Digest::Hash(hash)),
+        Err(error) => match error.kind() {
+            ErrorKind::Read { reason, .. } => Err(reason.clone()),
+            _ => Err(error.to_string()),
+        },
     }
 }
 

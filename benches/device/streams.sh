@@ -1,0 +1,39 @@
+#!/bin/bash
+# One large file hashed whole by `b3batch hash`, which streams it through
+# Engine::hash_reader in windows: on the CPU's threads, on the GPU (64 MiB
+# windows at the default memory budget, 512 MiB at --gpu-memory 2048) and
+# under Auto with the profile in $B3BATCH_PROFILE (auto.sh calibrates it),
+# beside `blake3`'s own multi-threaded hasher.
+# A rate is the file's bytes over the time of five passes less one, which
+# takes the command's start (opening the GPU) out. Needs .dev/b3batch and
+# .gl/ as run.sh does; run as
+#   bash benches/device/streams.sh 2>&1 | tee $OUT/streams.log
+source "$(dirname "$0")/setup.sh"
+export B3BATCH_PROFILE="${B3BATCH_PROFILE:-$OUT/profile.json}"
+file=/dev/shm/b3batch-stream.bin
+gib=${STREAM_GIB:-4}
+
+step streams: a $gib GiB file
+head -c $((gib << 30)) /dev/zero > "$file"
+seconds() { # seconds of one b3batch command
+    local start end
+    start=$(date +%s.%N)
+    timeout 120 b3batch "$@" > /dev/null || echo "failed: b3batch $*" >&2
+    end=$(date +%s.%N)
+    python3 -c "print($end - $start)"
+}
+# backend; global options; hash options. `--length 33` streams through
+# `blake3` (Hasher::update_rayon), the reference.
+for run in "cpu;;" "cpu;;--length 33" "gpu;;" "auto;;" "gpu;--gpu-memory 2048;"; do
+    IFS=';' read -r backend global options <<< "$run"
+    # shellcheck disable=SC2206 # the options are words
+    args=(--threads "$(nproc)" $global hash --backend "$backend" $options)
+    one=$(seconds "${args[@]}" "$file")
+    five=$(seconds "${args[@]}" "$file" "$file" "$file" "$file" "$file")
+    printf '%-36s one pass %.2f s, five %.2f s: %.1f GB/s\n' "$backend $global $options" \
+        "$one" "$five" "$(python3 -c "print(4 * $gib * 1.073741824 / ($five - $one))")"
+done
+b3batch hash --backend cpu "$file" | cut -c1-16
+b3batch hash --backend gpu "$file" | cut -c1-16
+rm -f "$file"
+step done

@@ -1,0 +1,202 @@
+//! Where a stream's bytes come from ([`super::stream`]): a reader, read in
+//! turn on the calling thread; or a regular file, whose windows are read
+//! at their positions in pieces on the engine's threads, as one thread
+//! copying from the page cache is slower than the hashing it feeds.
+
+use std::io::{self, Read};
+#[cfg(unix)]
+use std::{
+    fs::File,
+    sync::{Mutex, PoisonError},
+};
+
+#[cfg(unix)]
+use crate::cpu::batch::Threads;
+use crate::error::{Error, ErrorKind};
+
+/// Bytes of a file one thread reads at a time.
+#[cfg(unix)]
+const FILE_PIECE: usize = 1 << 20;
+
+/// A stream's input, read window by window.
+pub(super) trait Input {
+    /// The first window: up to `len` bytes, all of them unless the input
+    /// ends first, in a buffer no longer than the input needs.
+    fn first_window(&mut self, len: usize) -> Result<Vec<u8>, Error>;
+    /// Reads until `buffer` is full or the input ends: the bytes read.
+    fn fill(&mut self, buffer: &mut [u8]) -> Result<usize, Error>;
+}
+
+/// A reader, and how many bytes it gave.
+pub(super) struct ReaderInput<R> {
+    reader: R,
+    read: u64,
+}
+
+impl<R: Read> ReaderInput<R> {
+    pub(super) fn new(reader: R) -> Self {
+        ReaderInput { reader, read: 0 }
+    }
+
+    fn failed(&self, error: io::Error) -> Error {
+        read_error(self.read, error.to_string())
+    }
+}
+
+impl<R: Read> Input for ReaderInput<R> {
+    fn first_window(&mut self, len: usize) -> Result<Vec<u8>, Error> {
+        // Grown as it is read: a short input allocates little.
+        let mut window = Vec::new();
+        let result = (&mut self.reader).take(len as u64).read_to_end(&mut window);
+        self.read += window.len() as u64;
+        result.map_err(|error| self.failed(error))?;
+        Ok(window)
+    }
+
+    fn fill(&mut self, buffer: &mut [u8]) -> Result<usize, Error> {
+        let mut filled = 0;
+        while filled < buffer.len() {
+            match self.reader.read(&mut buffer[filled..]) {
+                Ok(0) => break,
+                Ok(read) => {
+                    filled += read;
+                    self.read += read as u64;
+                }
+                Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
+                Err(error) => return Err(self.failed(error)),
+            }
+        }
+        Ok(filled)
+    }
+}
+
+/// A regular file of `len` bytes when opened, read from its start at
+/// positions, in pieces on `threads`. One that grows or shrinks while it
+/// is read is an error: its bytes could mix two versions.
+#[cfg(unix)]
+pub(super) struct FileInput<'f> {
+    file: &'f File,
+    len: u64,
+    /// Where the next window starts.
+    at: u64,
+    threads: Threads<'f>,
+}
+
+#[cfg(unix)]
+impl<'f> FileInput<'f> {
+    pub(super) fn new(file: &'f File, len: u64, threads: Threads<'f>) -> Self {
+        FileInput {
+            file,
+            len,
+            at: 0,
+            threads,
+        }
+    }
+
+    /// Reads `buffer` from `self.at` on, in pieces on the threads.
+    fn read_at(&self, buffer: &mut [u8]) -> Result<(), Error> {
+        use std::os::unix::fs::FileExt;
+
+        let failure = Mutex::new(None);
+        let pieces: Vec<(u64, &mut [u8])> = (self.at..)
+            .step_by(FILE_PIECE)
+            .zip(buffer.chunks_mut(FILE_PIECE))
+            .collect();
+        self.threads.for_each(pieces, |(at, piece)| {
+            if let Err(error) = self.file.read_exact_at(piece, at) {
+                let mut failure = failure.lock().unwrap_or_else(PoisonError::into_inner);
+                failure.get_or_insert(error);
+            }
+        });
+        match failure.into_inner().unwrap_or_else(PoisonError::into_inner) {
+            None => Ok(()),
+            Some(error) if error.kind() == io::ErrorKind::UnexpectedEof => {
+                Err(read_error(self.at, CHANGED.to_owned()))
+            }
+            Some(error) => Err(read_error(self.at, error.to_string())),
+        }
+    }
+
+    /// Fails if the file now holds more than `len` bytes.
+    fn check_no_more(&self) -> Result<(), Error> {
+        use std::os::unix::fs::FileExt;
+
+        let mut byte = [0u8];
+        loop {
+            return match self.file.read_at(&mut byte, self.len) {
+                Ok(0) => Ok(()),
+                Ok(_) => Err(read_error(self.len, CHANGED.to_owned())),
+                Err(error) if error.kind() == io::ErrorKind::Interrupted => continue,
+                Err(error) => Err(read_error(self.len, error.to_string())),
+            };
+        }
+    }
+}
+
+#[cfg(unix)]
+impl Input for FileInput<'_> {
+    fn first_window(&mut self, len: usize) -> Result<Vec<u8>, Error> {
+        let take = self.len.min(len as u64) as usize;
+        // Zeroed pages from the allocator: the kernel zeroes them as they
+        // are first written, by the reads.
+        let mut window = vec![0u8; take];
+        self.fill(&mut window)?;
+        Ok(window)
+    }
+
+    fn fill(&mut self, buffer: &mut [u8]) -> Result<usize, Error> {
+        let take = (self.len - self.at).min(buffer.len() as u64) as usize;
+        if take == 0 {
+            if !buffer.is_empty() {
+                self.check_no_more()?;
+            }
+            return Ok(0);
+        }
+        self.read_at(&mut buffer[..take])?;
+        self.at += take as u64;
+        // A file that ends within this buffer ends here.
+        if take < buffer.len() || self.at == self.len {
+            self.check_no_more()?;
+        }
+        Ok(take)
+    }
+}
+
+/// The reason given for a file whose length changed while it was read.
+#[cfg(unix)]
+const CHANGED: &str = "the file changed length while it was read";
+
+fn read_error(bytes: u64, reason: String) -> Error {
+    ErrorKind::Read { bytes, reason }.into()
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    /// A file that holds more, or fewer, bytes than it had when opened
+    /// (the length given) fails at the window that reaches its end.
+    #[test]
+    fn a_file_whose_length_changed_is_a_read_error() {
+        let mut file = tempfile::tempfile().unwrap();
+        file.write_all(&[3u8; 5000]).unwrap();
+        let threads = Threads::One;
+        for (len, window) in [(4000, 8192), (4999, 4999), (6000, 8192), (6000, 4096)] {
+            let mut input = FileInput::new(&file, len, threads);
+            let error = input
+                .first_window(window)
+                .and_then(|_| input.fill(&mut [0u8; 8192]))
+                .expect_err("the length changed");
+            let ErrorKind::Read { reason, .. } = error.kind() else {
+                panic!("{error:?}");
+            };
+            assert_eq!(reason, CHANGED, "{len} {window}");
+        }
+        let mut input = FileInput::new(&file, 5000, threads);
+        assert_eq!(input.first_window(4096).unwrap(), [3u8; 4096]);
+        let mut rest = [0u8; 8192];
+        assert_eq!(input.fill(&mut rest).unwrap(), 904);
+        assert_eq!(input.fill(&mut rest).unwrap(), 0);
+    }
+}
