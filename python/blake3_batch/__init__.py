@@ -9,6 +9,7 @@ every core); build an :class:`Engine` for another backend or thread count.
 
 from __future__ import annotations
 
+import os
 from typing import Any, Iterable, List, Optional, Union
 
 from ._native import Engine, PinnedBuffer, __version__, default_engine
@@ -18,6 +19,7 @@ __all__ = [
     "default_engine",
     "hash_arrow",
     "hash_arrow_u64",
+    "hash_file",
     "hash_many",
     "hash_records",
     "pinned_buffer",
@@ -69,6 +71,21 @@ def hash_many(
     """Digests of a sequence of bytes-like objects, as a list of ``bytes``
     of ``length`` bytes each, in order."""
     return default_engine().hash_many(items, length=length, key=key, derive_key=derive_key)
+
+
+def hash_file(
+    path: Union[str, "os.PathLike[str]"],
+    *,
+    length: int = 32,
+    key: Optional[Key] = None,
+    derive_key: Optional[str] = None,
+) -> bytes:
+    """The digest of the file at ``path``, as ``bytes`` of ``length`` bytes:
+    read in windows and hashed while the next is read (on the GPU where the
+    engine sends long inputs there), with the GIL released. Raises
+    ``FileNotFoundError``, ``IsADirectoryError`` or another ``OSError``
+    where the file cannot be read, or changes length while it is read."""
+    return default_engine().hash_file(path, length=length, key=key, derive_key=derive_key)
 
 
 def hash_records(

@@ -1,3 +1,4 @@
+import os
 from typing import Any, Iterable, List, Optional, Union
 
 import numpy as np
@@ -41,6 +42,14 @@ class Engine:
         key: Optional[_Key] = None,
         derive_key: Optional[str] = None,
     ) -> List[bytes]: ...
+    def hash_file(
+        self,
+        path: Union[str, "os.PathLike[str]"],
+        *,
+        length: int = 32,
+        key: Optional[_Key] = None,
+        derive_key: Optional[str] = None,
+    ) -> bytes: ...
     def hash_records(
         self,
         records: npt.NDArray[np.uint8],

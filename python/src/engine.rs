@@ -1,13 +1,16 @@
 //! `blake3_batch.Engine`: one engine (backend, threads) and the calls that
 //! hash Arrow columns, bytes objects and NumPy records with it.
 
+use std::fs::File;
+use std::io;
+use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
 
 use arrow_array::ArrayRef;
 use arrow_schema::{ArrowError, DataType, Field};
 use blake3_batch::{Backend, CpuBackend, Engine, Error};
 use numpy::{PyArray1, PyArrayMethods, PyUntypedArray, PyUntypedArrayMethods};
-use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::exceptions::{PyIsADirectoryError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyDict, PyList, PyString};
 use pyo3_arrow::input::AnyArray;
@@ -257,6 +260,38 @@ impl PyEngine {
             .map_err(to_py)?;
         drop(writable);
         Ok(out.clone())
+    }
+
+    /// The digest of the file at `path` (a `str` or `os.PathLike`), as
+    /// `bytes` of `length` bytes, as `blake3` hashes its contents: read in
+    /// windows on the engine's threads and hashed on its backend while the
+    /// next is read, with the GIL released, so a file of any size takes a
+    /// few windows of memory.
+    #[pyo3(signature = (path, *, length = 32, key = None, derive_key = None))]
+    fn hash_file<'py>(
+        &self,
+        py: Python<'py>,
+        path: PathBuf,
+        length: usize,
+        key: Option<&Bound<'py, PyAny>>,
+        derive_key: Option<&str>,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        let options = Options::parse(key, derive_key, length)?;
+        let engine = self.engine()?;
+        let digest = py.detach(|| {
+            let named = |error: io::Error| {
+                PyErr::from(io::Error::new(error.kind(), format!("{}: {error}", path.display())))
+            };
+            let file = File::open(&path).map_err(named)?;
+            if file.metadata().map_err(named)?.is_dir() {
+                return Err(PyIsADirectoryError::new_err(format!(
+                    "{}: is a directory: give the path of a file in it",
+                    path.display()
+                )));
+            }
+            engine.hash_file(options.mode.as_mode(), &file).map_err(to_py)
+        })?;
+        Ok(PyBytes::new(py, &digest[..options.length]))
     }
 
     /// A zeroed buffer of `nbytes` bytes in pinned host memory of this

@@ -1,12 +1,13 @@
 //! The engine's errors as the Python exceptions that fit them.
 
 use blake3_batch::{Error, ErrorKind};
-use pyo3::exceptions::{PyMemoryError, PyRuntimeError, PyValueError};
+use pyo3::exceptions::{PyMemoryError, PyOSError, PyRuntimeError, PyValueError};
 use pyo3::PyErr;
 
 /// Input the caller can fix (offsets, sizes, thread counts) is a
-/// `ValueError`; memory that cannot be had, a `MemoryError`; a backend
-/// that is missing or failed, a `RuntimeError`.
+/// `ValueError`; memory that cannot be had, a `MemoryError`; input that
+/// cannot be read, an `OSError`; a backend that is missing or failed, a
+/// `RuntimeError`.
 /// The message is the engine's, which says what to change.
 pub fn to_py(error: Error) -> PyErr {
     match error.kind() {
@@ -19,6 +20,7 @@ pub fn to_py(error: Error) -> PyErr {
         | ErrorKind::ZeroThreads
         | ErrorKind::GpuMemoryBudget { .. } => PyValueError::new_err(error.to_string()),
         ErrorKind::OutOfMemory { .. } => PyMemoryError::new_err(error.to_string()),
+        ErrorKind::Read { .. } => PyOSError::new_err(error.to_string()),
         _ => PyRuntimeError::new_err(error.to_string()),
     }
 }
