@@ -455,18 +455,26 @@ fn many_small_files_hash_in_order() {
         fs::write(dir.path().join(name), &content).unwrap();
         want += &format!("{}  {name}\n", blake3::hash(&content).to_hex());
     }
-    // One large file in the middle is streamed, in its place.
+    // One large file in the middle is streamed, in its place; a missing
+    // file among the groups opened side by side only fails itself.
     let large = vector_input(3 << 20);
     fs::write(dir.path().join("large"), &large).unwrap();
     let mut command = b3batch();
     command
         .current_dir(dir.path())
-        .arg("hash")
-        .args(&names[..1500])
+        .args(["--threads", "2", "hash"])
+        .args(&names[..700])
+        .arg("missing")
+        .args(&names[700..1500])
         .arg("large")
         .args(&names[1500..]);
     let out = run(command, b"");
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("b3batch: missing: "),
+        "{}",
+        text(&out.stderr)
+    );
     let lines: Vec<&str> = want.lines().collect();
     let large_line = format!("{}  large", blake3::hash(&large).to_hex());
     let want = [&lines[..1500], &[large_line.as_str()], &lines[1500..]]

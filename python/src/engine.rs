@@ -280,7 +280,10 @@ impl PyEngine {
         let engine = self.engine()?;
         let digest = py.detach(|| {
             let named = |error: io::Error| {
-                PyErr::from(io::Error::new(error.kind(), format!("{}: {error}", path.display())))
+                PyErr::from(io::Error::new(
+                    error.kind(),
+                    format!("{}: {error}", path.display()),
+                ))
             };
             let file = File::open(&path).map_err(named)?;
             if file.metadata().map_err(named)?.is_dir() {
@@ -289,7 +292,9 @@ impl PyEngine {
                     path.display()
                 )));
             }
-            engine.hash_file(options.mode.as_mode(), &file).map_err(to_py)
+            engine
+                .hash_file(options.mode.as_mode(), &file)
+                .map_err(to_py)
         })?;
         Ok(PyBytes::new(py, &digest[..options.length]))
     }

@@ -164,7 +164,8 @@ impl Input for FileInput<'_> {
 
 /// The reason given for a file whose length changed while it was read.
 #[cfg(unix)]
-const CHANGED: &str = "the file changed length while it was read";
+const CHANGED: &str =
+    "the file changed length while it was read; hash it again once it is complete";
 
 fn read_error(bytes: u64, reason: String) -> Error {
     ErrorKind::Read { bytes, reason }.into()

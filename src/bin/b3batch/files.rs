@@ -18,12 +18,15 @@ use indicatif::ProgressBar;
 
 use crate::names::write_hex;
 use crate::options::{CliError, HashMode};
+use crate::reading::{self, read_small, unchanged, Opened, Readers};
 
 /// Files up to this size are read whole into the batch...
 const SMALL_FILE: u64 = 1 << 20;
 /// ...or up to a batch's size where the engine hashes on the GPU, which
 /// `--backend gpu` asks for.
 const SMALL_FILE_ON_GPU: u64 = BATCH_BYTES as u64;
+/// Inputs opened side by side at a time (and as many descriptors open).
+const OPEN_GROUP: usize = 256;
 /// A batch is hashed once it holds this many bytes...
 const BATCH_BYTES: usize = 64 << 20;
 /// ...or this many files.
@@ -101,6 +104,8 @@ enum Slot<T> {
 
 /// Collects inputs, hashes them in batches, and hands each outcome with
 /// its caller's token to `emit`, in the order the inputs were pushed.
+/// Inputs are opened in groups, and runs of small files read, on the
+/// engine's thread count side by side (`reading.rs`).
 pub struct FileHasher<'a, T> {
     engine: &'a Engine,
     mode: &'a HashMode,
@@ -108,6 +113,9 @@ pub struct FileHasher<'a, T> {
     offsets: Vec<u64>,
     slots: Vec<Slot<T>>,
     progress: &'a ProgressBar,
+    /// Inputs pushed but not opened yet, in order.
+    pending: Vec<(PathBuf, T)>,
+    readers: Readers,
     /// The longest file read whole into a batch; longer ones are streamed.
     small_file: u64,
     /// Every file streamed, for output past 32 bytes.
@@ -126,6 +134,8 @@ impl<'a, T> FileHasher<'a, T> {
             offsets: vec![0],
             slots: Vec::new(),
             progress,
+            pending: Vec::new(),
+            readers: Readers::new(engine.threads()),
             small_file: small_file(engine.backend()),
             extended: false,
             piece: Vec::new(),
@@ -146,42 +156,80 @@ impl<'a, T> FileHasher<'a, T> {
         token: T,
         emit: &mut impl FnMut(T, Outcome) -> Result<(), CliError>,
     ) -> Result<(), CliError> {
-        if path == Path::new("-") {
-            self.flush(emit)?;
-            let outcome = self.stream(io::stdin().lock());
-            return self.finish_one(token, outcome, emit);
+        self.pending.push((path.to_owned(), token));
+        if self.pending.len() >= OPEN_GROUP {
+            self.open_pending(emit)?;
         }
-        let (mut file, before) = match open_file(path) {
-            Ok(opened) => opened,
-            Err(message) => {
-                self.slots.push(Slot::Done(token, Err(message)));
-                return self.flush_if_full(emit);
+        Ok(())
+    }
+
+    /// Opens the pending inputs side by side, then takes them in order:
+    /// runs of small files read side by side into the batch, as many as
+    /// its bytes allow; the others streamed or failed in their turn.
+    fn open_pending(
+        &mut self,
+        emit: &mut impl FnMut(T, Outcome) -> Result<(), CliError>,
+    ) -> Result<(), CliError> {
+        let pending = std::mem::take(&mut self.pending);
+        let (paths, tokens): (Vec<PathBuf>, Vec<T>) = pending.into_iter().unzip();
+        let (small_file, extended) = (self.small_file, self.extended);
+        let opened = self
+            .readers
+            .each(paths, |path| reading::open(&path, small_file, extended));
+        let mut inputs = tokens.into_iter().zip(opened).peekable();
+        while let Some((token, opened)) = inputs.next() {
+            let (file, before) = match opened {
+                Opened::Small(file, before) => (file, before),
+                Opened::Stdin => {
+                    self.flush_batch(emit)?;
+                    let outcome = self.stream(io::stdin().lock());
+                    self.finish_one(token, outcome, emit)?;
+                    continue;
+                }
+                Opened::Stream(mut file, before) => {
+                    self.flush_batch(emit)?;
+                    let outcome = self
+                        .stream_file(&mut file)
+                        .and_then(|digest| unchanged(&file, &before).map(|()| digest));
+                    self.finish_one(token, outcome, emit)?;
+                    continue;
+                }
+                Opened::Failed(message) => {
+                    self.slots.push(Slot::Done(token, Err(message)));
+                    self.flush_if_full(emit)?;
+                    continue;
+                }
+            };
+            // A run of small files whose bytes the batch still holds.
+            let mut bytes = before.len();
+            let mut run = vec![(token, (file, before))];
+            while let Some((_, Opened::Small(_, next))) = inputs.peek() {
+                if self.data.len() as u64 + bytes + next.len() > BATCH_BYTES as u64 {
+                    break;
+                }
+                bytes += next.len();
+                let Some((token, Opened::Small(file, before))) = inputs.next() else {
+                    unreachable!("peeked a small file");
+                };
+                run.push((token, (file, before)));
             }
-        };
-        // FIFOs, character devices and sockets have no length to trust:
-        // they are streamed, like large files, never read whole.
-        if self.extended || !before.is_file() || before.len() > self.small_file {
-            self.flush(emit)?;
-            let outcome = self
-                .stream_file(&mut file)
-                .and_then(|digest| unchanged(&file, &before).map(|()| digest));
-            return self.finish_one(token, outcome, emit);
+            let (tokens, files): (Vec<T>, Vec<(File, Metadata)>) = run.into_iter().unzip();
+            let reads = (self.readers).each(files, |(file, before)| read_small(file, &before));
+            for (token, read) in tokens.into_iter().zip(reads) {
+                match read {
+                    Ok(bytes) => {
+                        self.data.extend_from_slice(&bytes);
+                        self.offsets.push(self.data.len() as u64);
+                        self.slots
+                            .push(Slot::Batched(token, self.offsets.len() - 2));
+                    }
+                    // Nothing of a partly read or changed file is hashed.
+                    Err(message) => self.slots.push(Slot::Done(token, Err(message))),
+                }
+                self.flush_if_full(emit)?;
+            }
         }
-        let start = self.data.len();
-        let read = read_whole(&mut file, &before, &mut self.data);
-        match read {
-            Ok(()) => {
-                self.offsets.push(self.data.len() as u64);
-                self.slots
-                    .push(Slot::Batched(token, self.offsets.len() - 2));
-            }
-            Err(message) => {
-                // Nothing of a partly read or changed file is hashed.
-                self.data.truncate(start);
-                self.slots.push(Slot::Done(token, Err(message)));
-            }
-        }
-        self.flush_if_full(emit)
+        Ok(())
     }
 
     fn finish_one(
@@ -199,13 +247,22 @@ impl<'a, T> FileHasher<'a, T> {
         emit: &mut impl FnMut(T, Outcome) -> Result<(), CliError>,
     ) -> Result<(), CliError> {
         if self.data.len() >= BATCH_BYTES || self.slots.len() >= BATCH_FILES {
-            self.flush(emit)?;
+            self.flush_batch(emit)?;
         }
         Ok(())
     }
 
-    /// Hashes the pending batch and emits every pending outcome in order.
+    /// Takes every input pushed so far, and emits every outcome in order.
     pub fn flush(
+        &mut self,
+        emit: &mut impl FnMut(T, Outcome) -> Result<(), CliError>,
+    ) -> Result<(), CliError> {
+        self.open_pending(emit)?;
+        self.flush_batch(emit)
+    }
+
+    /// Hashes the batch and emits every outcome before it in order.
+    fn flush_batch(
         &mut self,
         emit: &mut impl FnMut(T, Outcome) -> Result<(), CliError>,
     ) -> Result<(), CliError> {
@@ -278,52 +335,6 @@ fn small_file(backend: Backend) -> u64 {
     }
 }
 
-/// The error for a file whose length or modification time changed while it
-/// was read: its bytes may mix two versions, so it gets no digest.
-const CHANGED: &str = "the file changed while it was read; hash it again once it is complete";
-
-/// Opens a file that is not a directory, with its metadata at opening.
-fn open_file(path: &Path) -> Result<(File, Metadata), String> {
-    let file = File::open(path).map_err(|error| error.to_string())?;
-    let metadata = file.metadata().map_err(|error| error.to_string())?;
-    if metadata.is_dir() {
-        return Err("Is a directory (use -r to hash the files in it)".to_owned());
-    }
-    Ok((file, metadata))
-}
-
-/// Appends a small regular file's bytes to `data`, or fails if it changed
-/// while read. Reads one byte more than the file had at opening: getting
-/// it means the file grew.
-fn read_whole(file: &mut File, before: &Metadata, data: &mut Vec<u8>) -> Result<(), String> {
-    let read = file
-        .take(before.len() + 1)
-        .read_to_end(data)
-        .map_err(|error| error.to_string())?;
-    if read as u64 != before.len() {
-        return Err(CHANGED.to_owned());
-    }
-    unchanged(file, before)
-}
-
-/// Whether a regular file still has the length and modification time it
-/// had when opened (other kinds of files have no versions to mix).
-fn unchanged(file: &File, before: &Metadata) -> Result<(), String> {
-    if !before.is_file() {
-        return Ok(());
-    }
-    let after = file.metadata().map_err(|error| error.to_string())?;
-    let same_time = match (before.modified(), after.modified()) {
-        (Ok(before), Ok(after)) => before == after,
-        _ => true,
-    };
-    if after.len() == before.len() && same_time {
-        Ok(())
-    } else {
-        Err(CHANGED.to_owned())
-    }
-}
-
 /// The files under `dir`, depth first, each directory's entries sorted by
 /// name. Symbolic links to directories are not followed (no cycles);
 /// entries that cannot be listed are reported through `skipped`.
@@ -361,14 +372,6 @@ pub fn walk(dir: &Path, found: &mut Vec<PathBuf>, skipped: &mut Vec<(PathBuf, St
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::io::Write;
-
-    fn file_with(bytes: &[u8]) -> (tempfile::TempDir, PathBuf) {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("f");
-        fs::write(&path, bytes).unwrap();
-        (dir, path)
-    }
 
     #[test]
     fn only_the_gpu_backend_reads_files_up_to_a_batch_whole() {
@@ -376,61 +379,5 @@ mod tests {
         for backend in [Backend::Auto, Backend::Cpu] {
             assert_eq!(small_file(backend), SMALL_FILE, "{backend:?}");
         }
-    }
-
-    #[test]
-    fn a_file_that_grows_or_shrinks_after_opening_is_refused() {
-        let (_dir, path) = file_with(&[1; 5000]);
-        let (mut file, before) = open_file(&path).unwrap();
-        let mut data = Vec::new();
-        read_whole(&mut file, &before, &mut data).unwrap();
-        assert_eq!(data, [1; 5000]);
-
-        // Grows between opening and reading: the extra byte is seen.
-        let (mut file, before) = open_file(&path).unwrap();
-        fs::OpenOptions::new()
-            .append(true)
-            .open(&path)
-            .unwrap()
-            .write_all(b"more")
-            .unwrap();
-        assert_eq!(
-            read_whole(&mut file, &before, &mut Vec::new()),
-            Err(CHANGED.to_owned())
-        );
-
-        // Shrinks: fewer bytes than at opening.
-        let (mut file, before) = open_file(&path).unwrap();
-        fs::OpenOptions::new()
-            .write(true)
-            .open(&path)
-            .unwrap()
-            .set_len(10)
-            .unwrap();
-        assert_eq!(
-            read_whole(&mut file, &before, &mut Vec::new()),
-            Err(CHANGED.to_owned())
-        );
-
-        // Changes after it was read (a streamed file): found at the end.
-        let (file, before) = open_file(&path).unwrap();
-        fs::OpenOptions::new()
-            .append(true)
-            .open(&path)
-            .unwrap()
-            .write_all(b"x")
-            .unwrap();
-        assert_eq!(unchanged(&file, &before), Err(CHANGED.to_owned()));
-    }
-
-    #[test]
-    fn a_rewrite_of_the_same_length_is_found_by_its_time() {
-        let (_dir, path) = file_with(b"version one");
-        let (file, before) = open_file(&path).unwrap();
-        let later = before.modified().unwrap() + std::time::Duration::from_secs(2);
-        let writer = fs::OpenOptions::new().write(true).open(&path).unwrap();
-        (&writer).write_all(b"version two").unwrap();
-        writer.set_modified(later).unwrap();
-        assert_eq!(unchanged(&file, &before), Err(CHANGED.to_owned()));
     }
 }

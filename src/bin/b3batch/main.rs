@@ -7,6 +7,7 @@ mod info;
 mod names;
 mod options;
 mod random;
+mod reading;
 mod records;
 mod selftest;
 
