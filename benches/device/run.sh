@@ -14,8 +14,9 @@
 #      both, with the packing and copy stages;
 #   4. auto.sh: calibrate, then Auto, the forced choices and a forced split
 #      from 1 MiB to 1 GiB;
-#   5. streams.sh: a 4 GiB file hashed whole (`b3batch hash`) on the CPU,
-#      the GPU and under Auto with the profile just calibrated;
+#   5. files.sh: a 4 GiB file hashed whole (`b3batch hash`) on the CPU,
+#      the GPU and under Auto with the profile just calibrated, and 100 000
+#      small files on one thread and on all;
 #   6. the GPU-buffer tests, the other workgroup size, the card's own
 #      figures (a plain CUDA kernel and pinned copies, with CuPy).
 # Build here first:
@@ -56,7 +57,7 @@ done
 step calibrate, then Auto and the split, host upload
 bash "$(dirname "$0")/auto.sh" 2>&1 | grep -v "^=== done"
 
-bash "$(dirname "$0")/streams.sh" 2>&1 | grep -v "^=== done"
+bash "$(dirname "$0")/files.sh" 2>&1 | grep -v "^=== done"
 
 step GPU-buffer tests
 B3BATCH_GPU_UPLOAD=host timeout 60 .dev/test-gpu_buffers --test-threads 8 2>&1 |

@@ -1,13 +1,14 @@
 #!/bin/bash
-# One large file hashed whole by `b3batch hash`, which streams it through
+# Files through `b3batch hash`. First one large file, which it streams through
 # Engine::hash_reader in windows: on the CPU's threads, on the GPU (64 MiB
 # windows at the default memory budget, 512 MiB at --gpu-memory 2048) and
 # under Auto with the profile in $B3BATCH_PROFILE (auto.sh calibrates it),
 # beside `blake3`'s own multi-threaded hasher.
 # A rate is the file's bytes over the time of five passes less one, which
-# takes the command's start (opening the GPU) out. Needs .dev/b3batch and
-# .gl/ as run.sh does; run as
-#   bash benches/device/streams.sh 2>&1 | tee $OUT/streams.log
+# takes the command's start (opening the GPU) out. Then 100 000 files of
+# 4000 bytes (`hash -r`), opened and read on one thread and on all. Needs
+# .dev/b3batch and .gl/ as run.sh does; run as
+#   bash benches/device/files.sh 2>&1 | tee $OUT/files.log
 source "$(dirname "$0")/setup.sh"
 export B3BATCH_PROFILE="${B3BATCH_PROFILE:-$OUT/profile.json}"
 file=/dev/shm/b3batch-stream.bin
@@ -36,4 +37,19 @@ done
 b3batch hash --backend cpu "$file" | cut -c1-16
 b3batch hash --backend gpu "$file" | cut -c1-16
 rm -f "$file"
+
+step many small files: 100 000 of 4000 bytes
+many=/dev/shm/b3batch-many
+rm -rf "$many" && mkdir -p "$many"
+head -c 400000000 /dev/urandom | split -b 4000 -a 5 - "$many/f"
+for threads in 1 "$(nproc)"; do
+    for backend in cpu auto; do
+        took=$(seconds --threads "$threads" hash -r --backend "$backend" "$many")
+        printf '%-6s %2s threads: %.2f s, %.0f files/s\n' "$backend" "$threads" "$took" \
+            "$(python3 -c "print(100000 / $took)")"
+    done
+done
+b3batch hash -r "$many" | b3batch hash - | cut -c1-16
+b3batch --threads 1 hash -r "$many" | b3batch hash - | cut -c1-16
+rm -rf "$many"
 step done
