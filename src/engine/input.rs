@@ -137,6 +137,11 @@ impl<'f> FileInput<'f> {
 impl Input for FileInput<'_> {
     fn first_window(&mut self, len: usize) -> Result<Vec<u8>, Error> {
         let take = self.len.min(len as u64) as usize;
+        if take == 0 {
+            // An empty file: `fill` reads nothing, so look past it here.
+            self.check_no_more()?;
+            return Ok(Vec::new());
+        }
         // Zeroed pages from the allocator: the kernel zeroes them as they
         // are first written, by the reads.
         let mut window = vec![0u8; take];
@@ -183,7 +188,14 @@ mod tests {
         let mut file = tempfile::tempfile().unwrap();
         file.write_all(&[3u8; 5000]).unwrap();
         let threads = Threads::One;
-        for (len, window) in [(4000, 8192), (4999, 4999), (6000, 8192), (6000, 4096)] {
+        let cases = [
+            (0, 8192),
+            (4000, 8192),
+            (4999, 4999),
+            (6000, 8192),
+            (6000, 4096),
+        ];
+        for (len, window) in cases {
             let mut input = FileInput::new(&file, len, threads);
             let error = input
                 .first_window(window)
