@@ -547,6 +547,34 @@ mod tests {
         assert!(matches!(error.kind(), ErrorKind::Gpu { .. }), "{error}");
     }
 
+    /// Pinned memory is the crate's, not `wgpu`'s: a device destroyed
+    /// while a buffer lives (which frees what `wgpu` owns) leaves its bytes
+    /// readable and writable, and dropping it after frees it once.
+    #[test]
+    fn pinned_memory_outlives_a_destroyed_device() {
+        let Some(gpu) = open_small() else { return };
+        let Some(mut memory) = gpu.pinned_memory(1 << 20, Threads::One).unwrap() else {
+            eprintln!("this adapter cannot pin memory");
+            return;
+        };
+        memory.bytes_mut().fill(7);
+        gpu.destroy();
+        // A batch after: `wgpu` frees what it owns as it polls the device.
+        let blobs = vec![vec![1u8; 100]; 10];
+        hash(&gpu, &blobs).expect_err("a destroyed device cannot hash");
+        gpu.device
+            .device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .ok();
+        // Memory freed under it would be handed out again, and written.
+        let others: Vec<Vec<u8>> = (0..8).map(|_| vec![3u8; 1 << 20]).collect();
+        assert!(memory.bytes().iter().all(|&byte| byte == 7));
+        memory.bytes_mut()[12345] = 9;
+        assert_eq!(memory.bytes()[12345], 9);
+        drop(memory);
+        drop(others);
+    }
+
     #[test]
     fn slab_plans_respect_the_budget_and_the_limits() {
         let limits = wgpu::Limits::default();

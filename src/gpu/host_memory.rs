@@ -7,25 +7,40 @@
 //! crosses the bus on its own (about 30 GB/s on an H200, half of a DMA
 //! copy). It has no way to ask for host memory instead, so on Vulkan the
 //! buffer is made here with `ash` on the device `wgpu` opened, mapped once
-//! for good, and handed to `wgpu`, which frees it with the buffer.
+//! for good, and handed to `wgpu`. The memory stays this crate's, freed when
+//! the `HostBuffer` drops: a device destroyed meanwhile
+//! (`wgpu::Device::destroy`) frees every allocation `wgpu` owns, and the
+//! mapping, which callers read and write through `PinnedBuffer`, must
+//! outlive that.
 //!
 //! [`GpuUpload::Host`]: super::settings::GpuUpload::Host
 
+use std::mem::ManuallyDrop;
 use std::ptr::NonNull;
 
 /// A buffer the GPU can copy from and into, in host memory that stays
-/// mapped.
+/// mapped as long as it lives.
 pub(crate) struct HostBuffer {
-    buffer: wgpu::Buffer,
+    /// Dropped first, in `drop`, then the memory freed.
+    buffer: ManuallyDrop<wgpu::Buffer>,
     bytes: NonNull<u8>,
     len: usize,
+    memory: vulkan::Memory,
 }
 
-// SAFETY: `bytes` points into memory that `buffer` owns and that lives as
+// SAFETY: `bytes` points into memory that `memory` owns and that lives as
 // long as it; it is only written through `&mut HostBuffer`.
 unsafe impl Send for HostBuffer {}
 // SAFETY: a shared `HostBuffer` gives no access to `bytes`.
 unsafe impl Sync for HostBuffer {}
+
+impl Drop for HostBuffer {
+    fn drop(&mut self) {
+        // SAFETY: `buffer` is not used after this.
+        unsafe { ManuallyDrop::drop(&mut self.buffer) };
+        self.memory.free();
+    }
+}
 
 impl HostBuffer {
     /// A `size`-byte buffer with usage `COPY_SRC | COPY_DST` in host-visible, coherent
@@ -97,13 +112,13 @@ mod vulkan {
             mapped_buffer(hal.raw_device(), &properties, size)?
         };
         // SAFETY: `raw` is a buffer of `size` bytes with TRANSFER_SRC and
-        // TRANSFER_DST usage,
-        // bound at offset 0 to `memory`, which holds it; `wgpu` takes both
-        // (it destroys the buffer and frees the memory, unmapping it, when
-        // the `wgpu::Buffer` is dropped and the GPU is done with it) and
-        // never maps it itself.
+        // TRANSFER_DST usage, bound at offset 0 to `memory`, which holds
+        // it; `wgpu` takes the buffer (it destroys it when the
+        // `wgpu::Buffer` is dropped and the GPU is done with it, or when
+        // the device is destroyed) and never maps it. The memory stays
+        // ours: `Memory::free` frees it.
         let buffer = unsafe {
-            let hal_buffer = wgpu::hal::vulkan::Buffer::from_raw_managed(raw, memory, 0, size);
+            let hal_buffer = wgpu::hal::vulkan::Buffer::from_raw(raw);
             device.create_buffer_from_hal::<Vulkan>(
                 hal_buffer,
                 &wgpu::BufferDescriptor {
@@ -115,10 +130,41 @@ mod vulkan {
             )
         };
         Ok(HostBuffer {
-            buffer,
+            buffer: std::mem::ManuallyDrop::new(buffer),
             bytes,
             len: size as usize,
+            memory: Memory {
+                device: device.clone(),
+                memory,
+            },
         })
+    }
+
+    /// The memory behind a [`HostBuffer`], and the device it was allocated
+    /// on, which the clone keeps (its Vulkan device among it) until it is
+    /// freed.
+    pub(super) struct Memory {
+        device: wgpu::Device,
+        memory: vk::DeviceMemory,
+    }
+
+    impl Memory {
+        /// Frees the memory, once the GPU has finished every command
+        /// submitted so far, which are all that may use it (the buffer's
+        /// `wgpu` handle is dropped: none can be recorded after).
+        pub(super) fn free(&mut self) {
+            // A lost or destroyed device has nothing left running.
+            let _ = self.device.poll(wgpu::PollType::wait_indefinitely());
+            // SAFETY: the memory was allocated on this device, the GPU no
+            // longer uses it, and the buffer's host view ends with the
+            // `HostBuffer` that frees it. Without the Vulkan device (never
+            // on a device this module allocated on) it is left allocated.
+            unsafe {
+                if let Some(hal) = self.device.as_hal::<Vulkan>() {
+                    hal.raw_device().free_memory(self.memory, None);
+                }
+            }
+        }
     }
 
     /// Creates a `size`-byte TRANSFER_SRC and TRANSFER_DST buffer bound to memory of its
@@ -263,5 +309,14 @@ mod vulkan {
 
     pub(super) fn new(_: &wgpu::Device, _: &str, _: u64) -> Result<HostBuffer, String> {
         Err("the host upload needs the Vulkan backend, which wgpu lacks on this platform".into())
+    }
+
+    /// None is ever made here.
+    pub(super) enum Memory {}
+
+    impl Memory {
+        pub(super) fn free(&mut self) {
+            match *self {}
+        }
     }
 }
