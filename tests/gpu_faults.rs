@@ -87,6 +87,17 @@ fn gpu_first_profile() -> Profile {
     }
 }
 
+/// Asserts that `error` is a GPU error whose message names the stage
+/// (`words`) the fault struck.
+fn assert_names_its_stage(error: &blake3_batch::Error, stage: GpuFaultStage, words: &str) {
+    let message = error.to_string();
+    assert!(
+        matches!(error.kind(), ErrorKind::Gpu { .. })
+            && message.to_lowercase().contains(&words.to_lowercase()),
+        "{stage:?}: {message}"
+    );
+}
+
 const STAGES: [(GpuFaultStage, &str); 5] = [
     (GpuFaultStage::CreateBuffers, "creating a slab's buffers"),
     (GpuFaultStage::Map, "mapping the digest readback buffer"),
@@ -111,15 +122,7 @@ fn each_fault_is_a_gpu_error_naming_its_stage_and_the_next_batch_is_served() {
         let error = engine
             .hash_slices_into(Mode::Hash, &batch, &mut out)
             .expect_err("the fault strikes");
-        assert!(
-            matches!(error.kind(), ErrorKind::Gpu { .. }),
-            "{stage:?}: {error}"
-        );
-        let message = error.to_string();
-        assert!(
-            message.to_lowercase().contains(&words.to_lowercase()),
-            "{stage:?}: {message}"
-        );
+        assert_names_its_stage(&error, stage, words);
         // The fault was for one batch: the next is served, except by a
         // device that is gone, which keeps failing cleanly.
         let next = blobs(300, 2);
@@ -160,12 +163,7 @@ fn a_fault_among_a_long_blobs_subtrees_is_a_gpu_error() {
         let error = engine
             .hash_slices_into(Mode::Hash, &batch, &mut out)
             .expect_err("the fault strikes a subtree");
-        let message = error.to_string();
-        assert!(
-            matches!(error.kind(), ErrorKind::Gpu { .. })
-                && message.to_lowercase().contains(&words.to_lowercase()),
-            "{stage:?}: {message}"
-        );
+        assert_names_its_stage(&error, stage, words);
         if stage != GpuFaultStage::DeviceLost {
             assert_eq!(
                 first_mismatch(&engine, Mode::Hash, &batch),
@@ -204,12 +202,7 @@ fn a_fault_in_a_streams_window_is_a_gpu_error_and_auto_redoes_it() {
         let error = engine
             .hash_reader(Mode::Hash, &input[..])
             .expect_err("the fault strikes a window");
-        let message = error.to_string();
-        assert!(
-            matches!(error.kind(), ErrorKind::Gpu { .. })
-                && message.to_lowercase().contains(&words.to_lowercase()),
-            "{stage:?}: {message}"
-        );
+        assert_names_its_stage(&error, stage, words);
         if stage != GpuFaultStage::DeviceLost {
             let digest = engine.hash_reader(Mode::Hash, &input[..]).unwrap();
             assert_eq!(digest, expected, "{stage:?}: the stream after");

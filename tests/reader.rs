@@ -55,6 +55,21 @@ fn boundary_lengths(window: usize, piece: usize) -> Vec<usize> {
     ]
 }
 
+/// A CPU engine on two threads and, where there is an adapter, a GPU one
+/// with [`SMALL_BUDGET`]: each with its window and subtree lengths.
+fn cpu_and_gpu() -> Vec<(&'static str, Engine, usize, usize)> {
+    let cpu = Engine::builder()
+        .backend(Backend::Cpu)
+        .threads(2)
+        .build()
+        .unwrap();
+    let mut engines = vec![("cpu", cpu, CPU_WINDOW, CPU_PIECE)];
+    if let Some(gpu) = gpu_engine(Some(SMALL_BUDGET)) {
+        engines.push(("gpu", gpu, GPU_WINDOW, GPU_PIECE));
+    }
+    engines
+}
+
 fn check(engine: &Engine, name: &str, data: &[u8], lengths: &[usize]) {
     for &len in lengths {
         let input = &data[..len];
@@ -148,15 +163,7 @@ impl Read for Trickle<'_> {
 
 #[test]
 fn short_and_interrupted_reads_give_the_same_digest() {
-    let mut engines = vec![(
-        "cpu".to_owned(),
-        Engine::builder().backend(Backend::Cpu).build().unwrap(),
-        CPU_WINDOW,
-    )];
-    if let Some(gpu) = gpu_engine(Some(SMALL_BUDGET)) {
-        engines.push(("gpu".to_owned(), gpu, GPU_WINDOW));
-    }
-    for (name, engine, window) in engines {
+    for (name, engine, window, _) in cpu_and_gpu() {
         let data = vector_input(2 * window + 1029);
         for len in [window - 1, window, window + 1, data.len()] {
             for most in [1, 4093, 1 << 20] {
@@ -195,15 +202,7 @@ impl Read for Failing<'_> {
 
 #[test]
 fn a_reader_that_fails_gives_a_read_error_and_no_digest() {
-    let mut engines = vec![(
-        "cpu".to_owned(),
-        Engine::builder().backend(Backend::Cpu).build().unwrap(),
-        CPU_WINDOW,
-    )];
-    if let Some(gpu) = gpu_engine(Some(SMALL_BUDGET)) {
-        engines.push(("gpu".to_owned(), gpu, GPU_WINDOW));
-    }
-    for (name, engine, window) in engines {
+    for (name, engine, window, _) in cpu_and_gpu() {
         let data = vector_input(3 * window);
         // In the first window, right after it, and in a later one.
         for len in [0, 10, window, window + 1, 2 * window + 5] {
@@ -227,21 +226,8 @@ fn a_reader_that_fails_gives_a_read_error_and_no_digest() {
 /// the file's start whatever its cursor.
 #[test]
 fn files_match_blake3_at_window_boundaries_from_their_start() {
-    let mut engines = vec![(
-        "cpu".to_owned(),
-        Engine::builder()
-            .backend(Backend::Cpu)
-            .threads(2)
-            .build()
-            .unwrap(),
-        CPU_WINDOW,
-        CPU_PIECE,
-    )];
-    if let Some(gpu) = gpu_engine(Some(SMALL_BUDGET)) {
-        engines.push(("gpu".to_owned(), gpu, GPU_WINDOW, GPU_PIECE));
-    }
     let dir = tempfile::tempdir().unwrap();
-    for (name, engine, window, piece) in engines {
+    for (name, engine, window, piece) in cpu_and_gpu() {
         let lengths = boundary_lengths(window, piece);
         let data = vector_input(*lengths.iter().max().unwrap());
         for len in lengths {

@@ -22,6 +22,18 @@ fn cpu_rates() -> CpuRates {
     }
 }
 
+/// A CPU a million times slower than the GPUs here: Auto sends them all it
+/// can.
+fn slow_cpu() -> CpuRates {
+    CpuRates {
+        tiny_bytes_per_sec: 1e6,
+        small_bytes_per_sec: 1e6,
+        chunk_bytes_per_sec: 1e6,
+        large_bytes_per_sec: 1e6,
+        ..cpu_rates()
+    }
+}
+
 fn profile(gpu: Option<GpuRates>) -> Profile {
     Profile {
         cpu_model: cpu_model(),
@@ -92,13 +104,7 @@ fn auto(profile: Profile) -> Option<Engine> {
 fn auto_streams_windows_to_the_gpu_where_the_profile_has_their_rate() {
     let input = vector_input((1 << 20) + 5);
     let key = [4u8; 32];
-    let slow_cpu = CpuRates {
-        tiny_bytes_per_sec: 1e6,
-        small_bytes_per_sec: 1e6,
-        chunk_bytes_per_sec: 1e6,
-        large_bytes_per_sec: 1e6,
-        ..cpu_rates()
-    };
+    let slow_cpu = slow_cpu();
     let mut gpu = even_gpu();
     gpu.large_bytes_per_sec = Some(1e12);
     let with = |gpu: GpuRates| Profile {
@@ -213,13 +219,7 @@ fn auto_sends_blobs_over_a_chunk_to_the_gpu_where_the_profile_has_their_rate() {
             assert_eq!(mismatch, None, "{mode:?}");
         }
     };
-    let slow_cpu = CpuRates {
-        tiny_bytes_per_sec: 1e6,
-        small_bytes_per_sec: 1e6,
-        chunk_bytes_per_sec: 1e6,
-        large_bytes_per_sec: 1e6,
-        ..cpu_rates()
-    };
+    let slow_cpu = slow_cpu();
     let mut gpu = even_gpu();
     gpu.large_bytes_per_sec = Some(1e12);
     let with_cpu = |cpu: CpuRates, gpu: GpuRates| Profile {

@@ -1,5 +1,7 @@
 import json
 import pathlib
+import threading
+import time
 
 import pytest
 
@@ -35,3 +37,31 @@ def engines():
     except RuntimeError:
         pass
     return found
+
+
+def assert_releases_the_gil(call):
+    """Runs ``call()`` while another Python thread counts, and asserts that
+    the thread kept counting: holding the GIL for the whole call would
+    leave it a handful of switch intervals at most."""
+    counter = [0]
+    running = threading.Event()
+    stop = threading.Event()
+
+    def count():
+        running.set()
+        while not stop.is_set():
+            counter[0] += 1
+
+    thread = threading.Thread(target=count)
+    thread.start()
+    running.wait()
+    try:
+        start_count, start = counter[0], time.perf_counter()
+        call()
+        counted, took = counter[0] - start_count, time.perf_counter() - start
+    finally:
+        stop.set()
+        thread.join()
+    print(f"the other thread counted {counted} times in {took:.2f} s of hashing")
+    assert took > 0.05, "the call is too short to tell"
+    assert counted > 100_000 * took, counted

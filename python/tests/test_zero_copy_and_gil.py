@@ -10,6 +10,7 @@ import pyarrow as pa
 import pytest
 
 import blake3_batch as bb
+from conftest import assert_releases_the_gil
 
 MiB = 1 << 20
 
@@ -60,30 +61,7 @@ def test_hashing_a_1_gib_column_grows_peak_memory_by_the_output_alone():
 def test_the_gil_is_released_while_a_batch_is_hashed():
     column, _ = column_of(256 * MiB, 64)
     engine = bb.Engine(backend="cpu", threads=1)
-    counter = [0]
-    running = threading.Event()
-    stop = threading.Event()
-
-    def count():
-        running.set()
-        while not stop.is_set():
-            counter[0] += 1
-
-    thread = threading.Thread(target=count)
-    thread.start()
-    running.wait()
-    try:
-        start_count, start = counter[0], time.perf_counter()
-        engine.hash_arrow(column)
-        counted, took = counter[0] - start_count, time.perf_counter() - start
-    finally:
-        stop.set()
-        thread.join()
-    # Holding the GIL for the whole call would leave the other thread a
-    # handful of switch intervals at most; released, it counts all along.
-    print(f"the other thread counted {counted} times in {took:.2f} s of hashing")
-    assert took > 0.05, "the batch is too small to tell"
-    assert counted > 100_000 * took, counted
+    assert_releases_the_gil(lambda: engine.hash_arrow(column))
 
 
 def test_two_threads_hash_side_by_side():
