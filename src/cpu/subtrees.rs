@@ -59,10 +59,6 @@ impl<'a> SubtreeHashing<'a> {
         }
     }
 
-    pub(crate) fn mode(&self) -> Mode<'a> {
-        self.mode
-    }
-
     fn merge_mode(&self) -> hazmat::Mode<'_> {
         match self.mode {
             Mode::Hash => hazmat::Mode::Hash,

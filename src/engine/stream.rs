@@ -21,7 +21,7 @@ use super::{Backend, Engine};
 use crate::cpu::{SubtreeHashing, SubtreeStack};
 use crate::error::Error;
 use crate::gpu::GpuTimings;
-use crate::mode::Mode;
+use crate::mode::{Mode, ModeWords};
 use crate::pinned::PinnedBuffer;
 use crate::scheduler::{BatchShape, Choice, GpuRates};
 
@@ -142,6 +142,7 @@ impl Engine {
             engine: self,
             side,
             hashing: &hashing,
+            words: self.mode_words(mode),
             stack: SubtreeStack::new(),
             hashed: 0,
             timings: None,
@@ -202,6 +203,8 @@ struct Windows<'e> {
     engine: &'e Engine,
     side: Side,
     hashing: &'e SubtreeHashing<'e>,
+    /// The mode as the GPU takes it, derived once for every window.
+    words: ModeWords,
     stack: SubtreeStack,
     /// Bytes of input hashed: where the next window starts.
     hashed: u64,
@@ -251,7 +254,7 @@ impl Windows<'_> {
         let end = self.hashed + window.len() as u64;
         if let (Side::Gpu { .. }, Some(gpu)) = (self.side, &engine.inner.gpu) {
             if gpu.takes_pieces_up_to(end) {
-                let words = engine.mode_words(self.hashing.mode());
+                let words = self.words;
                 let threads = engine.cpu_threads();
                 let hashed = gpu.hash_pieces(
                     (self.hashing, words),
