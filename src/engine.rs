@@ -20,8 +20,11 @@ use crate::pinned::PinnedBuffer;
 use crate::profile::{cpu_model, profile_path};
 use crate::scheduler::{self, BatchShape, Choice, GpuRates, Plan, Profile};
 
+mod files;
 mod input;
 mod stream;
+
+pub use files::{FileDigest, FileHasher};
 
 /// Offsets from which a packed batch on several CPU threads is checked by
 /// those threads ([`crate::offsets::SharedCheck`]) rather than by the caller

@@ -154,6 +154,27 @@ pub enum ErrorKind {
         /// What the reader said.
         reason: String,
     },
+    /// A file named by its path could not be opened or read, or is a
+    /// directory ([`Engine::hash_files`](crate::Engine::hash_files)): it
+    /// has no digest.
+    #[error("{}: {reason}", path.display())]
+    File {
+        /// The file.
+        path: std::path::PathBuf,
+        /// The operating system's kind of failure (`NotFound`,
+        /// `PermissionDenied`, `IsADirectory`, …).
+        io_kind: std::io::ErrorKind,
+        /// What went wrong, and what to do.
+        reason: String,
+    },
+    /// A file changed length or modification time while it was read
+    /// ([`Engine::hash_files`](crate::Engine::hash_files)): its bytes may
+    /// mix two versions, so it has no digest.
+    #[error("{}: the file changed while it was read: hash it again once it is complete", path.display())]
+    FileChanged {
+        /// The file.
+        path: std::path::PathBuf,
+    },
     /// A profile file could not be read, parsed or written.
     #[error("profile {}: {reason}", path.display())]
     Profile {

@@ -36,7 +36,7 @@ mod scheduler;
 pub use blake3::Hash;
 pub use blobs::Offset;
 pub use cpu::{CpuBackend, CPU_BACKEND_ENV};
-pub use engine::{Backend, Engine, EngineBuilder};
+pub use engine::{Backend, Engine, EngineBuilder, FileDigest, FileHasher};
 pub use error::{Error, ErrorKind};
 pub use gpu::{gpu_adapters, GpuDeviceType, GpuInfo, GpuTimings, GpuUpload};
 #[cfg(feature = "gpu")]

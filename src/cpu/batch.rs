@@ -62,22 +62,32 @@ impl<'p> Threads<'p> {
         Threads::Part { pool, workers }
     }
 
-    /// Runs `work` on every item, spread over these threads (the GPU's
-    /// packing of a slab: copies too big for one core).
-    pub(crate) fn for_each<T: Send>(self, items: Vec<T>, work: impl Fn(T) + Sync + Send) {
+    /// `work` on every item, spread over these threads, the outputs in the
+    /// items' order (opening and reading many files side by side).
+    pub(crate) fn map<T: Send, O: Send>(
+        self,
+        items: Vec<T>,
+        work: impl Fn(T) -> O + Sync + Send,
+    ) -> Vec<O> {
         use rayon::iter::{IntoParallelIterator, ParallelIterator};
         match self {
-            // A lone item is not worth waking a thread for.
-            _ if items.len() <= 1 => items.into_iter().for_each(work),
-            Threads::One => items.into_iter().for_each(work),
+            _ if items.len() <= 1 => items.into_iter().map(work).collect(),
+            Threads::One => items.into_iter().map(work).collect(),
             Threads::Pool(pool)
             | Threads::Part {
                 pool: Some(pool), ..
-            } => pool.install(|| items.into_par_iter().for_each(work)),
+            } => pool.install(|| items.into_par_iter().map(work).collect()),
             Threads::Global | Threads::Part { pool: None, .. } => {
-                items.into_par_iter().for_each(work)
+                items.into_par_iter().map(work).collect()
             }
         }
+    }
+
+    /// Runs `work` on every item, spread over these threads (the GPU's
+    /// packing of a slab: copies too big for one core).
+    pub(crate) fn for_each<T: Send>(self, items: Vec<T>, work: impl Fn(T) + Sync + Send) {
+        // A `Vec<()>` allocates nothing.
+        self.map(items, work);
     }
 }
 

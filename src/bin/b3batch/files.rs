@@ -1,38 +1,28 @@
-//! Hashing many files in order: small files are read into one packed batch
-//! and hashed together through the engine; large files (and stdin) are
-//! streamed through the engine ([`Engine::hash_reader`]), which hashes
-//! each window on the GPU or the CPU as its backend says. With
-//! `--backend gpu`, files up to a batch's size count as small, so that the
-//! GPU hashes them together. Results come out in input order; a file that
+//! Hashing many files in order, through the engine's [`FileHasher`]:
+//! small files are read side by side into batches, large files (and
+//! stdin) streamed through the engine, which hashes them on the GPU or the
+//! CPU as its backend says. Results come out in input order; a file that
 //! cannot be read fully, or that changes while it is read, gets an error,
 //! never a digest. Output longer than 32 bytes (`--length`) needs BLAKE3's
 //! extended output, which the engine does not give: then every file is
 //! streamed through `blake3`.
 
-use std::fs::{self, File, Metadata};
+use std::fs::{self, File};
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 
-use blake3_batch::{Backend, Engine, ErrorKind};
+use blake3_batch::{Engine, ErrorKind, FileDigest};
 use indicatif::ProgressBar;
 
 use crate::names::write_hex;
 use crate::options::{CliError, HashMode};
-use crate::reading::{self, read_small, unchanged, Opened, Readers};
 
-/// Files up to this size are read whole into the batch...
-const SMALL_FILE: u64 = 1 << 20;
-/// ...or up to a batch's size where the engine hashes on the GPU, which
-/// `--backend gpu` asks for.
-const SMALL_FILE_ON_GPU: u64 = BATCH_BYTES as u64;
-/// Inputs opened side by side at a time (and as many descriptors open).
-const OPEN_GROUP: usize = 256;
-/// A batch is hashed once it holds this many bytes...
-const BATCH_BYTES: usize = 64 << 20;
-/// ...or this many files.
-const BATCH_FILES: usize = 16 * 1024;
 /// Read size when streaming an input through `blake3` (extended output).
 const STREAM_PIECE: usize = 1 << 20;
+/// What a directory given as a file gets.
+const IS_A_DIRECTORY: &str = "Is a directory (use -r to hash the files in it)";
+/// What a file that changed while it was read gets.
+const CHANGED: &str = "the file changed while it was read; hash it again once it is complete";
 
 /// What became of one input.
 pub type Outcome = Result<Digest, String>;
@@ -95,33 +85,17 @@ fn put(bytes: &[u8], encoding: Encoding, out: &mut impl Write) -> io::Result<()>
     }
 }
 
-enum Slot<T> {
-    /// Blob `n` of the pending batch.
-    Batched(T, usize),
-    /// Already known (streamed, or failed).
-    Done(T, Outcome),
-}
-
-/// Collects inputs, hashes them in batches, and hands each outcome with
-/// its caller's token to `emit`, in the order the inputs were pushed.
-/// Inputs are opened in groups, and runs of small files read, on the
-/// engine's thread count side by side (`reading.rs`).
+/// Hands each input's outcome with its caller's token to `emit`, in the
+/// order the inputs were pushed: files through the engine's
+/// [`FileHasher`], stdin streamed in its turn.
 pub struct FileHasher<'a, T> {
     engine: &'a Engine,
     mode: &'a HashMode,
-    data: Vec<u8>,
-    offsets: Vec<u64>,
-    slots: Vec<Slot<T>>,
+    files: blake3_batch::FileHasher<'a, T>,
     progress: &'a ProgressBar,
-    /// Inputs pushed but not opened yet, in order.
-    pending: Vec<(PathBuf, T)>,
-    readers: Readers,
-    /// The longest file read whole into a batch; longer ones are streamed.
-    small_file: u64,
     /// Every file streamed, for output past 32 bytes.
     extended: bool,
-    /// The read buffer of streamed inputs, allocated once (with
-    /// `--length` over 32, every small file is streamed too).
+    /// The read buffer of inputs streamed through `blake3`, allocated once.
     piece: Vec<u8>,
 }
 
@@ -130,13 +104,8 @@ impl<'a, T> FileHasher<'a, T> {
         FileHasher {
             engine,
             mode,
-            data: Vec::new(),
-            offsets: vec![0],
-            slots: Vec::new(),
+            files: engine.file_hasher(mode.mode()),
             progress,
-            pending: Vec::new(),
-            readers: Readers::new(engine.threads()),
-            small_file: small_file(engine.backend()),
             extended: false,
             piece: Vec::new(),
         }
@@ -156,80 +125,33 @@ impl<'a, T> FileHasher<'a, T> {
         token: T,
         emit: &mut impl FnMut(T, Outcome) -> Result<(), CliError>,
     ) -> Result<(), CliError> {
-        self.pending.push((path.to_owned(), token));
-        if self.pending.len() >= OPEN_GROUP {
-            self.open_pending(emit)?;
+        if path == Path::new("-") {
+            // Everything before it first, in order.
+            self.flush(emit)?;
+            let outcome = self.stream(io::stdin().lock());
+            return self.finish_one(token, outcome, emit);
         }
-        Ok(())
+        if self.extended {
+            let outcome = self.stream_extended(path);
+            return self.finish_one(token, outcome, emit);
+        }
+        let progress = self.progress;
+        (self.files).push(path, token, &mut |token, digest| {
+            progress.inc(1);
+            emit(token, outcome(digest)?)
+        })
     }
 
-    /// Opens the pending inputs side by side, then takes them in order:
-    /// runs of small files read side by side into the batch, as many as
-    /// its bytes allow; the others streamed or failed in their turn.
-    fn open_pending(
+    /// Takes every input pushed so far, and emits every outcome in order.
+    pub fn flush(
         &mut self,
         emit: &mut impl FnMut(T, Outcome) -> Result<(), CliError>,
     ) -> Result<(), CliError> {
-        let pending = std::mem::take(&mut self.pending);
-        let (paths, tokens): (Vec<PathBuf>, Vec<T>) = pending.into_iter().unzip();
-        let (small_file, extended) = (self.small_file, self.extended);
-        let opened = self
-            .readers
-            .each(paths, |path| reading::open(&path, small_file, extended));
-        let mut inputs = tokens.into_iter().zip(opened).peekable();
-        while let Some((token, opened)) = inputs.next() {
-            let (file, before) = match opened {
-                Opened::Small(file, before) => (file, before),
-                Opened::Stdin => {
-                    self.flush_batch(emit)?;
-                    let outcome = self.stream(io::stdin().lock());
-                    self.finish_one(token, outcome, emit)?;
-                    continue;
-                }
-                Opened::Stream(mut file, before) => {
-                    self.flush_batch(emit)?;
-                    let outcome = self
-                        .stream_file(&mut file)
-                        .and_then(|digest| unchanged(&file, &before).map(|()| digest));
-                    self.finish_one(token, outcome, emit)?;
-                    continue;
-                }
-                Opened::Failed(message) => {
-                    self.slots.push(Slot::Done(token, Err(message)));
-                    self.flush_if_full(emit)?;
-                    continue;
-                }
-            };
-            // A run of small files whose bytes the batch still holds.
-            let mut bytes = before.len();
-            let mut run = vec![(token, (file, before))];
-            while let Some((_, Opened::Small(_, next))) = inputs.peek() {
-                if self.data.len() as u64 + bytes + next.len() > BATCH_BYTES as u64 {
-                    break;
-                }
-                bytes += next.len();
-                let Some((token, Opened::Small(file, before))) = inputs.next() else {
-                    unreachable!("peeked a small file");
-                };
-                run.push((token, (file, before)));
-            }
-            let (tokens, files): (Vec<T>, Vec<(File, Metadata)>) = run.into_iter().unzip();
-            let reads = (self.readers).each(files, |(file, before)| read_small(file, &before));
-            for (token, read) in tokens.into_iter().zip(reads) {
-                match read {
-                    Ok(bytes) => {
-                        self.data.extend_from_slice(&bytes);
-                        self.offsets.push(self.data.len() as u64);
-                        self.slots
-                            .push(Slot::Batched(token, self.offsets.len() - 2));
-                    }
-                    // Nothing of a partly read or changed file is hashed.
-                    Err(message) => self.slots.push(Slot::Done(token, Err(message))),
-                }
-                self.flush_if_full(emit)?;
-            }
-        }
-        Ok(())
+        let progress = self.progress;
+        self.files.finish(&mut |token, digest| {
+            progress.inc(1);
+            emit(token, outcome(digest)?)
+        })
     }
 
     fn finish_one(
@@ -242,52 +164,19 @@ impl<'a, T> FileHasher<'a, T> {
         emit(token, outcome)
     }
 
-    fn flush_if_full(
-        &mut self,
-        emit: &mut impl FnMut(T, Outcome) -> Result<(), CliError>,
-    ) -> Result<(), CliError> {
-        if self.data.len() >= BATCH_BYTES || self.slots.len() >= BATCH_FILES {
-            self.flush_batch(emit)?;
+    /// A file streamed through `blake3`, refused if it changed meanwhile.
+    fn stream_extended(&mut self, path: &Path) -> Outcome {
+        let file = File::open(path).map_err(|error| error.to_string())?;
+        let before = file.metadata().map_err(|error| error.to_string())?;
+        if before.is_dir() {
+            return Err(IS_A_DIRECTORY.to_owned());
         }
-        Ok(())
-    }
-
-    /// Takes every input pushed so far, and emits every outcome in order.
-    pub fn flush(
-        &mut self,
-        emit: &mut impl FnMut(T, Outcome) -> Result<(), CliError>,
-    ) -> Result<(), CliError> {
-        self.open_pending(emit)?;
-        self.flush_batch(emit)
-    }
-
-    /// Hashes the batch and emits every outcome before it in order.
-    fn flush_batch(
-        &mut self,
-        emit: &mut impl FnMut(T, Outcome) -> Result<(), CliError>,
-    ) -> Result<(), CliError> {
-        let mut digests = vec![[0u8; 32]; self.offsets.len() - 1];
-        self.engine
-            .hash_packed_into(self.mode.mode(), &self.data, &self.offsets, &mut digests)
-            .map_err(|error| CliError::Message(error.to_string()))?;
-        self.data.clear();
-        self.offsets.truncate(1);
-        for slot in self.slots.drain(..) {
-            self.progress.inc(1);
-            match slot {
-                Slot::Batched(token, index) => emit(token, Ok(Digest::Hash(digests[index])))?,
-                Slot::Done(token, outcome) => emit(token, outcome)?,
-            }
-        }
-        Ok(())
-    }
-
-    /// Hashes a file as [`stream`](Self::stream) does a reader; a regular
-    /// file's windows are read on the engine's threads.
-    fn stream_file(&mut self, file: &mut File) -> Outcome {
-        match self.extended {
-            false => outcome(self.engine.hash_file(self.mode.mode(), file)),
-            true => self.stream(file),
+        let digest = self.stream(&file)?;
+        let after = file.metadata().map_err(|error| error.to_string())?;
+        let same = after.len() == before.len() && after.modified().ok() == before.modified().ok();
+        match same || !before.is_file() {
+            true => Ok(digest),
+            false => Err(CHANGED.to_owned()),
         }
     }
 
@@ -295,7 +184,13 @@ impl<'a, T> FileHasher<'a, T> {
     /// `blake3` in pieces where every output is extended.
     fn stream(&mut self, mut reader: impl Read) -> Outcome {
         if !self.extended {
-            return outcome(self.engine.hash_reader(self.mode.mode(), reader));
+            return match self.engine.hash_reader(self.mode.mode(), reader) {
+                Ok(hash) => Ok(Digest::Hash(hash)),
+                Err(error) => match error.kind() {
+                    ErrorKind::Read { reason, .. } => Err(reason.clone()),
+                    _ => Err(error.to_string()),
+                },
+            };
         }
         let mut hasher = self.mode.hasher();
         if self.piece.is_empty() {
@@ -315,23 +210,20 @@ impl<'a, T> FileHasher<'a, T> {
     }
 }
 
-/// A streamed input's outcome: a read that failed in the reader's own
-/// words, as for a small file.
-fn outcome(hashed: Result<[u8; 32], blake3_batch::Error>) -> Outcome {
-    match hashed {
-        Ok(hash) => Ok(Digest::Hash(hash)),
-        Err(error) => match error.kind() {
-            ErrorKind::Read { reason, .. } => Err(reason.clone()),
-            _ => Err(error.to_string()),
-        },
-    }
-}
-
-/// The longest file read whole into a batch for an engine on `backend`.
-fn small_file(backend: Backend) -> u64 {
-    match backend {
-        Backend::Gpu => SMALL_FILE_ON_GPU,
-        _ => SMALL_FILE,
+/// A file's outcome in the words of `b3sum`'s messages, which name the
+/// file beside them. An engine that failed ends the run.
+fn outcome(digest: FileDigest) -> Result<Outcome, CliError> {
+    let error = match digest {
+        Ok(hash) => return Ok(Ok(Digest::Hash(hash))),
+        Err(error) => error,
+    };
+    match error.kind() {
+        ErrorKind::File { io_kind, .. } if *io_kind == io::ErrorKind::IsADirectory => {
+            Ok(Err(IS_A_DIRECTORY.to_owned()))
+        }
+        ErrorKind::File { reason, .. } => Ok(Err(reason.clone())),
+        ErrorKind::FileChanged { .. } => Ok(Err(CHANGED.to_owned())),
+        _ => Err(CliError::Message(error.to_string())),
     }
 }
 
@@ -365,19 +257,6 @@ pub fn walk(dir: &Path, found: &mut Vec<PathBuf>, skipped: &mut Vec<(PathBuf, St
             ));
         } else {
             found.push(path);
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn only_the_gpu_backend_reads_files_up_to_a_batch_whole() {
-        assert_eq!(small_file(Backend::Gpu), BATCH_BYTES as u64);
-        for backend in [Backend::Auto, Backend::Cpu] {
-            assert_eq!(small_file(backend), SMALL_FILE, "{backend:?}");
         }
     }
 }

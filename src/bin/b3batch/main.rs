@@ -7,7 +7,6 @@ mod info;
 mod names;
 mod options;
 mod random;
-mod reading;
 mod records;
 mod selftest;
 

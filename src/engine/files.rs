@@ -1,0 +1,484 @@
+//! Many files named by their paths ([`Engine::hash_files`],
+//! [`FileHasher`]): small files are read whole into one packed batch and
+//! hashed together; larger ones are streamed through
+//! [`Engine::hash_file`] in their turn. Over many small files the system
+//! calls (open, stat, read, close) take most of the time, not the hashing,
+//! so files are opened, and runs of small files read, side by side on the
+//! engine's threads. A file that cannot be read, or that changes while it
+//! is read, gets an error, never a digest.
+
+use std::fs::{File, Metadata};
+use std::io::{self, Read};
+use std::path::{Path, PathBuf};
+
+use super::{Backend, Engine};
+use crate::error::{Error, ErrorKind};
+use crate::mode::Mode;
+
+/// Files up to this size are read whole into a batch...
+const SMALL_FILE: u64 = 1 << 20;
+/// ...or up to a batch's size on the GPU backend, so that the GPU hashes
+/// them together rather than one stream at a time.
+const SMALL_FILE_ON_GPU: u64 = BATCH_BYTES as u64;
+/// Files opened side by side at a time (and as many descriptors open).
+const OPEN_GROUP: usize = 256;
+/// A batch is hashed once it holds this many bytes...
+const BATCH_BYTES: usize = 64 << 20;
+/// ...or this many files.
+const BATCH_FILES: usize = 16 * 1024;
+
+/// One file's digest, or why it has none: [`ErrorKind::File`] (it cannot
+/// be opened or read, or is a directory), [`ErrorKind::FileChanged`], or
+/// the engine's own error where hashing failed.
+pub type FileDigest = Result<[u8; 32], Error>;
+
+impl Engine {
+    /// The digests of the files at `paths` in `mode`, one result per path
+    /// in order, each bit-identical to hashing the file's bytes with
+    /// `blake3`. Small files are read side by side on the engine's threads
+    /// and hashed together as one batch; larger ones stream through
+    /// [`hash_file`](Self::hash_file). A file that cannot be opened or
+    /// read, is a directory, or changes while it is read gets its error
+    /// and no digest; the others are hashed all the same.
+    ///
+    /// For results as they come rather than all at the end, use
+    /// [`file_hasher`](Self::file_hasher).
+    ///
+    /// ```
+    /// use blake3_batch::{Engine, ErrorKind, Mode};
+    ///
+    /// let dir = std::env::temp_dir().join(format!("b3b-doc-{}", std::process::id()));
+    /// std::fs::create_dir_all(&dir).unwrap();
+    /// std::fs::write(dir.join("a"), b"alpha").unwrap();
+    /// let engine = Engine::builder().build()?;
+    /// let digests = engine.hash_files(Mode::Hash, [dir.join("a"), dir.join("missing")]);
+    /// assert_eq!(digests[0], Ok(*blake3::hash(b"alpha").as_bytes()));
+    /// let error = digests[1].as_ref().unwrap_err();
+    /// assert!(matches!(error.kind(), ErrorKind::File { io_kind, .. } if *io_kind == std::io::ErrorKind::NotFound));
+    /// # std::fs::remove_dir_all(&dir).unwrap();
+    /// # Ok::<(), blake3_batch::Error>(())
+    /// ```
+    pub fn hash_files<P: AsRef<Path>>(
+        &self,
+        mode: Mode,
+        paths: impl IntoIterator<Item = P>,
+    ) -> Vec<FileDigest> {
+        let mut digests = Vec::new();
+        let mut collect = |(), digest| {
+            digests.push(digest);
+            Ok::<(), std::convert::Infallible>(())
+        };
+        let mut files = self.file_hasher(mode);
+        for path in paths {
+            let Ok(()) = files.push(path, (), &mut collect);
+        }
+        let Ok(()) = files.finish(&mut collect);
+        digests
+    }
+
+    /// A [`FileHasher`] for files in `mode`: push paths one at a time,
+    /// each with a token of the caller's, and get each file's digest with
+    /// its token, in the order pushed, as soon as its batch is hashed.
+    pub fn file_hasher<'e, T>(&'e self, mode: Mode<'e>) -> FileHasher<'e, T> {
+        let small_file = match self.backend() {
+            Backend::Gpu => SMALL_FILE_ON_GPU,
+            _ => SMALL_FILE,
+        };
+        FileHasher {
+            engine: self,
+            mode,
+            small_file,
+            pending: Vec::new(),
+            data: Vec::new(),
+            offsets: vec![0],
+            slots: Vec::new(),
+        }
+    }
+}
+
+/// Hashes files pushed one at a time, in batches, and hands each file's
+/// digest with its token to an `emit` callback, in the order the files
+/// were pushed ([`Engine::file_hasher`]). It holds at most a batch of
+/// 64 MiB, and a few hundred files open.
+///
+/// `emit` may fail (a write that failed, say): then `push` or `finish`
+/// stops and returns that error, and the digests not yet emitted are
+/// dropped.
+///
+/// ```
+/// use blake3_batch::{Engine, Mode};
+///
+/// let dir = std::env::temp_dir().join(format!("b3b-doc-hasher-{}", std::process::id()));
+/// std::fs::create_dir_all(&dir).unwrap();
+/// let engine = Engine::builder().build()?;
+/// let mut files = engine.file_hasher(Mode::Hash);
+/// let mut lines = Vec::new();
+/// let mut emit = |name: String, digest: blake3_batch::FileDigest| {
+///     lines.push(format!("{} {name}", blake3::Hash::from(digest?).to_hex()));
+///     Ok::<(), blake3_batch::Error>(())
+/// };
+/// for name in ["one", "two"] {
+///     std::fs::write(dir.join(name), name).unwrap();
+///     files.push(dir.join(name), name.to_owned(), &mut emit)?;
+/// }
+/// files.finish(&mut emit)?;
+/// assert_eq!(lines[1], format!("{} two", blake3::hash(b"two").to_hex()));
+/// # std::fs::remove_dir_all(&dir).unwrap();
+/// # Ok::<(), blake3_batch::Error>(())
+/// ```
+pub struct FileHasher<'e, T> {
+    engine: &'e Engine,
+    mode: Mode<'e>,
+    /// The longest file read whole into a batch; longer ones stream.
+    small_file: u64,
+    /// Files pushed but not opened yet, in order.
+    pending: Vec<(PathBuf, T)>,
+    /// The batch: the small files read so far, packed.
+    data: Vec<u8>,
+    offsets: Vec<u64>,
+    /// Every file taken since the last batch, in order.
+    slots: Vec<Slot<T>>,
+}
+
+enum Slot<T> {
+    /// Blob `n` of the batch.
+    Batched(T, usize),
+    /// Failed before the batch.
+    Done(T, FileDigest),
+}
+
+/// A file, opened.
+enum Opened {
+    /// A regular file of at most `small_file` bytes: read whole.
+    Small(File, Metadata),
+    /// A larger file, or one with no length to trust (a FIFO, a device).
+    Stream(File, Metadata),
+    Failed(Error),
+}
+
+impl<T> FileHasher<'_, T> {
+    /// Adds the file at `path`. Files are opened in groups, so its digest,
+    /// and those of the files before it, may come in a later call.
+    pub fn push<E>(
+        &mut self,
+        path: impl AsRef<Path>,
+        token: T,
+        emit: &mut impl FnMut(T, FileDigest) -> Result<(), E>,
+    ) -> Result<(), E> {
+        self.pending.push((path.as_ref().to_owned(), token));
+        if self.pending.len() >= OPEN_GROUP {
+            self.open_pending(emit)?;
+        }
+        Ok(())
+    }
+
+    /// Hashes every file pushed so far and emits the digests not yet
+    /// emitted. The hasher can then take more files.
+    pub fn finish<E>(
+        &mut self,
+        emit: &mut impl FnMut(T, FileDigest) -> Result<(), E>,
+    ) -> Result<(), E> {
+        self.open_pending(emit)?;
+        self.flush_batch(emit)
+    }
+
+    /// Opens the pending files side by side, then takes them in order:
+    /// runs of small files read side by side into the batch, as many as
+    /// it holds; the others streamed, or failed, in their turn.
+    fn open_pending<E>(
+        &mut self,
+        emit: &mut impl FnMut(T, FileDigest) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let (paths, tokens): (Vec<PathBuf>, Vec<T>) =
+            std::mem::take(&mut self.pending).into_iter().unzip();
+        let small_file = self.small_file;
+        let threads = self.engine.cpu_threads();
+        let opened = threads.map(paths, |path| {
+            let opened = open(&path, small_file);
+            (path, opened)
+        });
+        let mut files = tokens.into_iter().zip(opened).peekable();
+        while let Some((token, (path, opened))) = files.next() {
+            match opened {
+                Opened::Failed(error) => self.slots.push(Slot::Done(token, Err(error))),
+                Opened::Stream(file, before) => {
+                    self.flush_batch(emit)?;
+                    emit(token, self.stream(&path, &file, &before))?;
+                }
+                Opened::Small(file, before) => {
+                    if self.data.len() as u64 + before.len() > BATCH_BYTES as u64 {
+                        self.flush_batch(emit)?;
+                    }
+                    let mut run = vec![(token, path, file, before)];
+                    let mut bytes = self.data.len() as u64 + run[0].3.len();
+                    while let Some((_, (_, Opened::Small(_, next)))) = files.peek() {
+                        let full = self.slots.len() + run.len() >= BATCH_FILES;
+                        if full || bytes + next.len() > BATCH_BYTES as u64 {
+                            break;
+                        }
+                        bytes += next.len();
+                        let Some((token, (path, Opened::Small(file, before)))) = files.next()
+                        else {
+                            unreachable!("peeked a small file");
+                        };
+                        run.push((token, path, file, before));
+                    }
+                    self.read_run(run);
+                }
+            }
+            if self.data.len() >= BATCH_BYTES || self.slots.len() >= BATCH_FILES {
+                self.flush_batch(emit)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads a run of small files side by side, each straight into its
+    /// place in the batch.
+    fn read_run(&mut self, run: Vec<(T, PathBuf, File, Metadata)>) {
+        let start = self.data.len();
+        let bytes: u64 = run.iter().map(|(_, _, _, before)| before.len()).sum();
+        self.data.resize(start + bytes as usize, 0);
+        let mut rest = &mut self.data[start..];
+        let mut reads = Vec::with_capacity(run.len());
+        let mut tokens = Vec::with_capacity(run.len());
+        let mut lens = Vec::with_capacity(run.len());
+        for (token, path, file, before) in run {
+            let (place, after) = std::mem::take(&mut rest).split_at_mut(before.len() as usize);
+            rest = after;
+            lens.push(before.len());
+            reads.push((path, file, before, place));
+            tokens.push(token);
+        }
+        let threads = self.engine.cpu_threads();
+        let read = threads.map(reads, |(path, file, before, place)| {
+            read_small(&path, &file, &before, place)
+        });
+        let mut end = start as u64;
+        for ((token, read), len) in tokens.into_iter().zip(read).zip(lens) {
+            // A file that failed keeps its place, hashed for nothing, so
+            // that the places after it stay where they were read.
+            end += len;
+            self.offsets.push(end);
+            let blob = self.offsets.len() - 2;
+            self.slots.push(match read {
+                Ok(()) => Slot::Batched(token, blob),
+                Err(error) => Slot::Done(token, Err(error)),
+            });
+        }
+    }
+
+    /// Hashes the batch, and emits every digest before it in order.
+    fn flush_batch<E>(
+        &mut self,
+        emit: &mut impl FnMut(T, FileDigest) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let mut digests = vec![[0u8; 32]; self.offsets.len() - 1];
+        let hashed = match digests.is_empty() {
+            true => Ok(()),
+            false => {
+                (self.engine).hash_packed_into(self.mode, &self.data, &self.offsets, &mut digests)
+            }
+        };
+        self.data.clear();
+        self.offsets.truncate(1);
+        for slot in self.slots.drain(..) {
+            match slot {
+                Slot::Batched(token, blob) => emit(token, hashed.clone().map(|()| digests[blob]))?,
+                Slot::Done(token, digest) => emit(token, digest)?,
+            }
+        }
+        Ok(())
+    }
+
+    /// A larger file, or one that is not regular, through the engine's
+    /// stream.
+    fn stream(&self, path: &Path, file: &File, before: &Metadata) -> FileDigest {
+        match self.engine.hash_file(self.mode, file) {
+            Ok(digest) => unchanged(path, file, before).map(|()| digest),
+            Err(error) => match error.kind() {
+                // A length that changed shows as a failed read: say so.
+                ErrorKind::Read { reason, .. } => {
+                    unchanged(path, file, before)?;
+                    Err(file_error(path, io::ErrorKind::Other, reason.clone()))
+                }
+                _ => Err(error),
+            },
+        }
+    }
+}
+
+/// Opens `path` and says how to read it.
+fn open(path: &Path, small_file: u64) -> Opened {
+    let opened = File::open(path).and_then(|file| {
+        let metadata = file.metadata()?;
+        Ok((file, metadata))
+    });
+    match opened {
+        Err(error) => Opened::Failed(io_error(path, &error)),
+        Ok((_, before)) if before.is_dir() => Opened::Failed(file_error(
+            path,
+            io::ErrorKind::IsADirectory,
+            "is a directory: give the paths of the files in it".to_owned(),
+        )),
+        // FIFOs, character devices and sockets have no length to trust:
+        // they are streamed, like large files, never read whole.
+        Ok((file, before)) if before.is_file() && before.len() <= small_file => {
+            Opened::Small(file, before)
+        }
+        Ok((file, before)) => Opened::Stream(file, before),
+    }
+}
+
+/// Reads a small regular file, opened with `before` as its metadata,
+/// into `place` (its length at opening), and fails if it changed
+/// meanwhile.
+fn read_small(
+    path: &Path,
+    mut file: &File,
+    before: &Metadata,
+    place: &mut [u8],
+) -> Result<(), Error> {
+    // Each read asks for one byte more than the file had: getting it means
+    // the file grew, and a read that comes short of it means the file
+    // ended there, so a file of any size takes one read, not two.
+    let mut past_the_end = [0u8];
+    let mut filled = 0;
+    loop {
+        let mut buffers = [
+            io::IoSliceMut::new(&mut place[filled..]),
+            io::IoSliceMut::new(&mut past_the_end),
+        ];
+        match file.read_vectored(&mut buffers) {
+            Ok(0) if filled < place.len() => return Err(changed(path)),
+            Ok(read) if filled + read > place.len() => return Err(changed(path)),
+            Ok(read) => filled += read,
+            Err(error) if error.kind() == io::ErrorKind::Interrupted => continue,
+            Err(error) => return Err(io_error(path, &error)),
+        }
+        if filled == place.len() {
+            break;
+        }
+    }
+    unchanged(path, file, before)
+}
+
+/// Fails if a regular file no longer has the length and modification time
+/// it had when opened (other kinds of files have no versions to mix).
+fn unchanged(path: &Path, file: &File, before: &Metadata) -> Result<(), Error> {
+    if !before.is_file() {
+        return Ok(());
+    }
+    let after = file.metadata().map_err(|error| io_error(path, &error))?;
+    let same_time = match (before.modified(), after.modified()) {
+        (Ok(before), Ok(after)) => before == after,
+        _ => true,
+    };
+    match after.len() == before.len() && same_time {
+        true => Ok(()),
+        false => Err(changed(path)),
+    }
+}
+
+fn io_error(path: &Path, error: &io::Error) -> Error {
+    file_error(path, error.kind(), error.to_string())
+}
+
+fn file_error(path: &Path, io_kind: io::ErrorKind, reason: String) -> Error {
+    ErrorKind::File {
+        path: path.to_owned(),
+        io_kind,
+        reason,
+    }
+    .into()
+}
+
+fn changed(path: &Path) -> Error {
+    ErrorKind::FileChanged {
+        path: path.to_owned(),
+    }
+    .into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs;
+    use std::io::Write;
+
+    fn file_with(bytes: &[u8]) -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        fs::write(&path, bytes).unwrap();
+        (dir, path)
+    }
+
+    fn opened(path: &Path) -> (File, Metadata) {
+        let file = File::open(path).unwrap();
+        let metadata = file.metadata().unwrap();
+        (file, metadata)
+    }
+
+    fn is_changed(result: Result<(), Error>) -> bool {
+        matches!(
+            result.map_err(|error| error.kind().clone()),
+            Err(ErrorKind::FileChanged { .. })
+        )
+    }
+
+    #[test]
+    fn a_file_that_grows_or_shrinks_after_opening_is_refused() {
+        let (_dir, path) = file_with(&[1; 5000]);
+        let (file, before) = opened(&path);
+        let mut place = [0u8; 5000];
+        read_small(&path, &file, &before, &mut place).unwrap();
+        assert_eq!(place, [1; 5000]);
+
+        // Grows between opening and reading: the extra byte is seen.
+        let (file, before) = opened(&path);
+        let mut appending = fs::OpenOptions::new().append(true).open(&path).unwrap();
+        appending.write_all(b"more").unwrap();
+        assert!(is_changed(read_small(&path, &file, &before, &mut place)));
+
+        // Shrinks: fewer bytes than at opening.
+        let (file, before) = opened(&path);
+        let writer = fs::OpenOptions::new().write(true).open(&path).unwrap();
+        writer.set_len(10).unwrap();
+        assert!(is_changed(read_small(&path, &file, &before, &mut place)));
+
+        // Changes after it was read (a streamed file): found at the end.
+        let (file, before) = opened(&path);
+        appending.write_all(b"x").unwrap();
+        assert!(is_changed(unchanged(&path, &file, &before)));
+    }
+
+    #[test]
+    fn a_rewrite_of_the_same_length_is_found_by_its_time() {
+        let (_dir, path) = file_with(b"version one");
+        let (file, before) = opened(&path);
+        let later = before.modified().unwrap() + std::time::Duration::from_secs(2);
+        let writer = fs::OpenOptions::new().write(true).open(&path).unwrap();
+        (&writer).write_all(b"version two").unwrap();
+        writer.set_modified(later).unwrap();
+        assert!(is_changed(unchanged(&path, &file, &before)));
+    }
+
+    #[test]
+    fn files_open_as_their_kind_and_size_say() {
+        let (dir, path) = file_with(&[2; 300]);
+        let kind = |path: &Path, small_file| match open(path, small_file) {
+            Opened::Small(..) => "small".to_owned(),
+            Opened::Stream(..) => "stream".to_owned(),
+            Opened::Failed(error) => match error.kind() {
+                ErrorKind::File { io_kind, .. } => format!("{io_kind:?}"),
+                other => panic!("{other:?}"),
+            },
+        };
+        assert_eq!(kind(&path, 300), "small");
+        assert_eq!(kind(&path, 299), "stream");
+        assert_eq!(kind(&dir.path().join("missing"), 300), "NotFound");
+        assert_eq!(kind(dir.path(), 300), "IsADirectory");
+        #[cfg(unix)]
+        assert_eq!(kind(Path::new("/dev/null"), 300), "stream");
+    }
+}
