@@ -20,6 +20,7 @@ __all__ = [
     "hash_arrow",
     "hash_arrow_u64",
     "hash_file",
+    "hash_files",
     "hash_many",
     "hash_records",
     "pinned_buffer",
@@ -86,6 +87,25 @@ def hash_file(
     ``FileNotFoundError``, ``IsADirectoryError`` or another ``OSError``
     where the file cannot be read, or changes length while it is read."""
     return default_engine().hash_file(path, length=length, key=key, derive_key=derive_key)
+
+
+def hash_files(
+    paths: Iterable[Union[str, "os.PathLike[str]"]],
+    *,
+    length: int = 32,
+    key: Optional[Key] = None,
+    derive_key: Optional[str] = None,
+    errors: str = "raise",
+) -> List[Optional[bytes]]:
+    """Digests of the files at ``paths``, as a list of ``bytes`` of
+    ``length`` bytes in order: small files read side by side and hashed as
+    one batch, larger ones streamed, with the GIL released. A file that
+    cannot be read, is a directory or changes while it is read raises the
+    ``OSError`` that fits once every file is hashed (``errors="raise"``),
+    or gets ``None`` (``errors="none"``)."""
+    return default_engine().hash_files(
+        paths, length=length, key=key, derive_key=derive_key, errors=errors
+    )
 
 
 def hash_records(

@@ -50,6 +50,15 @@ class Engine:
         key: Optional[_Key] = None,
         derive_key: Optional[str] = None,
     ) -> bytes: ...
+    def hash_files(
+        self,
+        paths: Iterable[Union[str, "os.PathLike[str]"]],
+        *,
+        length: int = 32,
+        key: Optional[_Key] = None,
+        derive_key: Optional[str] = None,
+        errors: str = "raise",
+    ) -> List[Optional[bytes]]: ...
     def hash_records(
         self,
         records: npt.NDArray[np.uint8],

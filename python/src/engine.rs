@@ -1,16 +1,14 @@
 //! `blake3_batch.Engine`: one engine (backend, threads) and the calls that
 //! hash Arrow columns, bytes objects and NumPy records with it.
 
-use std::fs::File;
-use std::io;
 use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
 
 use arrow_array::ArrayRef;
 use arrow_schema::{ArrowError, DataType, Field};
-use blake3_batch::{Backend, CpuBackend, Engine, Error};
+use blake3_batch::{Backend, CpuBackend, Engine, Error, ErrorKind};
 use numpy::{PyArray1, PyArrayMethods, PyUntypedArray, PyUntypedArrayMethods};
-use pyo3::exceptions::{PyIsADirectoryError, PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyDict, PyList, PyString};
 use pyo3_arrow::input::AnyArray;
@@ -278,25 +276,50 @@ impl PyEngine {
     ) -> PyResult<Bound<'py, PyBytes>> {
         let options = Options::parse(key, derive_key, length)?;
         let engine = self.engine()?;
-        let digest = py.detach(|| {
-            let named = |error: io::Error| {
-                PyErr::from(io::Error::new(
-                    error.kind(),
-                    format!("{}: {error}", path.display()),
-                ))
-            };
-            let file = File::open(&path).map_err(named)?;
-            if file.metadata().map_err(named)?.is_dir() {
-                return Err(PyIsADirectoryError::new_err(format!(
-                    "{}: is a directory: give the path of a file in it",
-                    path.display()
-                )));
-            }
-            engine
-                .hash_file(options.mode.as_mode(), &file)
-                .map_err(to_py)
-        })?;
+        let mut digests = py.detach(|| engine.hash_files(options.mode.as_mode(), [path]));
+        let digest = digests.pop().expect("one digest a path").map_err(to_py)?;
         Ok(PyBytes::new(py, &digest[..options.length]))
+    }
+
+    /// The digests of the files at `paths` (an iterable of `str` or
+    /// `os.PathLike`), as a list of `bytes` of `length` bytes in order.
+    /// Small files are read side by side on the engine's threads and
+    /// hashed as one batch, larger ones streamed, all with the GIL
+    /// released. A file that cannot be read, is a directory or changes
+    /// while it is read raises its `OSError` (`errors="raise"`, once every
+    /// file is hashed) or gets `None` (`errors="none"`).
+    #[pyo3(signature = (paths, *, length = 32, key = None, derive_key = None, errors = "raise"))]
+    fn hash_files<'py>(
+        &self,
+        py: Python<'py>,
+        paths: &Bound<'py, PyAny>,
+        length: usize,
+        key: Option<&Bound<'py, PyAny>>,
+        derive_key: Option<&str>,
+        errors: &str,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let options = Options::parse(key, derive_key, length)?;
+        let skip_failed = match errors {
+            "raise" => false,
+            "none" => true,
+            other => {
+                return Err(PyValueError::new_err(format!(
+                    "errors={other:?}: give \"raise\" or \"none\""
+                )))
+            }
+        };
+        let paths = path_list(paths)?;
+        let engine = self.engine()?;
+        let digests = py.detach(|| engine.hash_files(options.mode.as_mode(), &paths));
+        let mut items: Vec<Option<Bound<'py, PyBytes>>> = Vec::with_capacity(digests.len());
+        for digest in digests {
+            match digest {
+                Ok(digest) => items.push(Some(PyBytes::new(py, &digest[..options.length]))),
+                Err(error) if skip_failed && is_a_files_own(&error) => items.push(None),
+                Err(error) => return Err(to_py(error)),
+            }
+        }
+        PyList::new(py, items)
     }
 
     /// A zeroed buffer of `nbytes` bytes in pinned host memory of this
@@ -517,4 +540,40 @@ where
             PyChunkedArray::try_new(digests, output)?.into_pyarrow(py)
         }
     }
+}
+
+/// The paths of an iterable of `str` or `os.PathLike` (not one `str`,
+/// which would be its characters).
+fn path_list(paths: &Bound<'_, PyAny>) -> PyResult<Vec<PathBuf>> {
+    if paths.is_instance_of::<PyString>() || paths.is_instance_of::<PyBytes>() {
+        return Err(PyTypeError::new_err(
+            "paths is one string: give a list of paths (or use hash_file for one)",
+        ));
+    }
+    let items = paths.try_iter().map_err(|_| {
+        PyTypeError::new_err(format!(
+            "paths is {}: give an iterable of str or os.PathLike",
+            type_name(paths)
+        ))
+    })?;
+    items
+        .map(|item| {
+            let item = item?;
+            item.extract::<PathBuf>().map_err(|_| {
+                PyTypeError::new_err(format!(
+                    "a path is {}: give str or os.PathLike",
+                    type_name(&item)
+                ))
+            })
+        })
+        .collect()
+}
+
+/// Whether `error` is one file's own (it cannot be read, or changed), not
+/// the engine's.
+fn is_a_files_own(error: &Error) -> bool {
+    matches!(
+        error.kind(),
+        ErrorKind::File { .. } | ErrorKind::FileChanged { .. }
+    )
 }

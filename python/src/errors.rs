@@ -1,5 +1,7 @@
 //! The engine's errors as the Python exceptions that fit them.
 
+use std::io;
+
 use blake3_batch::{Error, ErrorKind};
 use pyo3::exceptions::{PyMemoryError, PyOSError, PyRuntimeError, PyValueError};
 use pyo3::PyErr;
@@ -20,7 +22,11 @@ pub fn to_py(error: Error) -> PyErr {
         | ErrorKind::ZeroThreads
         | ErrorKind::GpuMemoryBudget { .. } => PyValueError::new_err(error.to_string()),
         ErrorKind::OutOfMemory { .. } => PyMemoryError::new_err(error.to_string()),
-        ErrorKind::Read { .. } => PyOSError::new_err(error.to_string()),
+        ErrorKind::Read { .. } | ErrorKind::FileChanged { .. } => {
+            PyOSError::new_err(error.to_string())
+        }
+        // `FileNotFoundError`, `PermissionError`, `IsADirectoryError`, …
+        ErrorKind::File { io_kind, .. } => io::Error::new(*io_kind, error.to_string()).into(),
         _ => PyRuntimeError::new_err(error.to_string()),
     }
 }

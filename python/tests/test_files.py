@@ -57,3 +57,65 @@ def test_the_gil_is_released_while_a_file_is_hashed(tmp_path):
     path.write_bytes(pattern(256 << 20))
     engine = bb.Engine(backend="cpu", threads=1)
     assert_releases_the_gil(lambda: engine.hash_file(path))
+
+
+# hash_files: many paths, small files batched and large ones streamed.
+SMALL_FILE = 1 << 20
+
+
+def write_files(directory, sizes):
+    paths = []
+    for index, size in enumerate(sizes):
+        path = directory / f"f{index}"
+        path.write_bytes(pattern(size)[::-1] + bytes([index % 256]))
+        paths.append(path)
+    return paths
+
+
+@pytest.mark.parametrize("engine", engines())
+def test_many_files_match_blake3_in_order_in_every_mode(engine, tmp_path):
+    sizes = [0, 1, 1023, 1024, 5000, SMALL_FILE - 1, SMALL_FILE, 3 * SMALL_FILE] * 3
+    paths = write_files(tmp_path, sizes)
+    contents = [path.read_bytes() for path in paths]
+    assert engine.hash_files(paths) == [blake3.blake3(c).digest() for c in contents]
+    keyed = engine.hash_files([str(p) for p in paths], key=KEY)
+    assert keyed == [blake3.blake3(c, key=KEY).digest() for c in contents]
+    derived = engine.hash_files(iter(paths), derive_key="files 2026", length=5)
+    expected = [blake3.blake3(c, derive_key_context="files 2026").digest()[:5] for c in contents]
+    assert derived == expected
+    assert engine.hash_files([]) == []
+
+
+def test_more_files_than_a_batch_holds(tmp_path):
+    paths = write_files(tmp_path, [n % 300 for n in range(17000)])
+    expected = [blake3.blake3(path.read_bytes()).digest() for path in paths]
+    assert bb.hash_files(paths) == expected
+
+
+def test_files_that_cannot_be_hashed_raise_or_get_none(tmp_path):
+    good = tmp_path / "good"
+    good.write_bytes(b"good")
+    missing = tmp_path / "missing"
+    paths = [good, missing, tmp_path, good]
+    with pytest.raises(FileNotFoundError, match="missing"):
+        bb.hash_files(paths)
+    with pytest.raises(IsADirectoryError, match="directory"):
+        bb.hash_files([good, tmp_path])
+    digest = blake3.blake3(b"good").digest()
+    assert bb.hash_files(paths, errors="none") == [digest, None, None, digest]
+    with pytest.raises(ValueError, match="errors"):
+        bb.hash_files(paths, errors="ignore")
+    with pytest.raises(TypeError, match="list of paths"):
+        bb.hash_files(str(good))
+    with pytest.raises(TypeError, match="a path is int"):
+        bb.hash_files([good, 3])
+    with pytest.raises(TypeError, match="iterable"):
+        bb.hash_files(3)
+    with pytest.raises(ValueError, match="length"):
+        bb.hash_files([good], length=0)
+
+
+def test_the_gil_is_released_while_files_are_hashed(tmp_path):
+    paths = write_files(tmp_path, [100_000] * 600)
+    engine = bb.Engine(backend="cpu", threads=1)
+    assert_releases_the_gil(lambda: engine.hash_files(paths))
