@@ -20,6 +20,8 @@ const SMALL_FILE: u64 = 1 << 20;
 /// ...or up to a batch's size on the GPU backend, so that the GPU hashes
 /// them together rather than one stream at a time.
 const SMALL_FILE_ON_GPU: u64 = BATCH_BYTES as u64;
+/// Bytes one thread reads of a small file over this size.
+const READ_PIECE: usize = 1 << 20;
 /// Files opened side by side at a time (and as many descriptors open).
 const OPEN_GROUP: usize = 256;
 /// A batch is hashed once it holds this many bytes...
@@ -148,7 +150,7 @@ enum Slot<T> {
 }
 
 /// A file, opened.
-enum Opened {
+enum Opening {
     /// A regular file of at most `small_file` bytes: read whole.
     Small(File, Metadata),
     /// A larger file, or one with no length to trust (a FIFO, a device).
@@ -200,24 +202,24 @@ impl<T> FileHasher<'_, T> {
         let mut files = tokens.into_iter().zip(opened).peekable();
         while let Some((token, (path, opened))) = files.next() {
             match opened {
-                Opened::Failed(error) => self.slots.push(Slot::Done(token, Err(error))),
-                Opened::Stream(file, before) => {
+                Opening::Failed(error) => self.slots.push(Slot::Done(token, Err(error))),
+                Opening::Stream(file, before) => {
                     self.flush_batch(emit)?;
                     emit(token, self.stream(&path, &file, &before))?;
                 }
-                Opened::Small(file, before) => {
+                Opening::Small(file, before) => {
                     if self.data.len() as u64 + before.len() > BATCH_BYTES as u64 {
                         self.flush_batch(emit)?;
                     }
                     let mut run = vec![(token, path, file, before)];
                     let mut bytes = self.data.len() as u64 + run[0].3.len();
-                    while let Some((_, (_, Opened::Small(_, next)))) = files.peek() {
+                    while let Some((_, (_, Opening::Small(_, next)))) = files.peek() {
                         let full = self.slots.len() + run.len() >= BATCH_FILES;
                         if full || bytes + next.len() > BATCH_BYTES as u64 {
                             break;
                         }
                         bytes += next.len();
-                        let Some((token, (path, Opened::Small(file, before)))) = files.next()
+                        let Some((token, (path, Opening::Small(file, before)))) = files.next()
                         else {
                             unreachable!("peeked a small file");
                         };
@@ -234,34 +236,45 @@ impl<T> FileHasher<'_, T> {
     }
 
     /// Reads a run of small files side by side, each straight into its
-    /// place in the batch.
+    /// place in the batch; those over a piece in pieces side by side.
     fn read_run(&mut self, run: Vec<(T, PathBuf, File, Metadata)>) {
         let start = self.data.len();
-        let bytes: u64 = run.iter().map(|(_, _, _, before)| before.len()).sum();
+        let bytes: u64 = run.iter().map(|(.., before)| before.len()).sum();
         self.data.resize(start + bytes as usize, 0);
+        let (tokens, files): (Vec<T>, Vec<Opened>) = run
+            .into_iter()
+            .map(|(token, path, file, before)| (token, Opened { path, file, before }))
+            .unzip();
+        let mut parts = Vec::new();
         let mut rest = &mut self.data[start..];
-        let mut reads = Vec::with_capacity(run.len());
-        let mut tokens = Vec::with_capacity(run.len());
-        let mut lens = Vec::with_capacity(run.len());
-        for (token, path, file, before) in run {
-            let (place, after) = std::mem::take(&mut rest).split_at_mut(before.len() as usize);
+        for (index, opened) in files.iter().enumerate() {
+            let (place, after) =
+                std::mem::take(&mut rest).split_at_mut(opened.before.len() as usize);
             rest = after;
-            lens.push(before.len());
-            reads.push((path, file, before, place));
-            tokens.push(token);
+            Part::cut(index, place, &mut parts);
         }
         let threads = self.engine.cpu_threads();
-        let read = threads.map(reads, |(path, file, before, place)| {
-            read_small(&path, &file, &before, place)
-        });
+        let read = threads.map(parts, |part| part.read(&files));
+        let mut outcomes: Vec<Result<(), Error>> = files.iter().map(|_| Ok(())).collect();
+        let mut pieced = vec![false; files.len()];
+        for (index, was_piece, result) in read {
+            pieced[index] |= was_piece;
+            if outcomes[index].is_ok() {
+                outcomes[index] = result;
+            }
+        }
         let mut end = start as u64;
-        for ((token, read), len) in tokens.into_iter().zip(read).zip(lens) {
+        for (index, (token, mut outcome)) in tokens.into_iter().zip(outcomes).enumerate() {
+            let opened = &files[index];
+            if pieced[index] && outcome.is_ok() {
+                outcome = opened.ends_unchanged();
+            }
             // A file that failed keeps its place, hashed for nothing, so
             // that the places after it stay where they were read.
-            end += len;
+            end += opened.before.len();
             self.offsets.push(end);
             let blob = self.offsets.len() - 2;
-            self.slots.push(match read {
+            self.slots.push(match outcome {
                 Ok(()) => Slot::Batched(token, blob),
                 Err(error) => Slot::Done(token, Err(error)),
             });
@@ -308,15 +321,104 @@ impl<T> FileHasher<'_, T> {
     }
 }
 
+/// A small regular file being read into the batch.
+struct Opened {
+    path: PathBuf,
+    file: File,
+    /// Its metadata when opened.
+    before: Metadata,
+}
+
+impl Opened {
+    /// After its pieces were read: fails if the file now holds more bytes
+    /// than when opened, or changed length or time.
+    fn ends_unchanged(&self) -> Result<(), Error> {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::FileExt;
+            let mut byte = [0u8];
+            loop {
+                match self.file.read_at(&mut byte, self.before.len()) {
+                    Ok(0) => break,
+                    Ok(_) => return Err(changed(&self.path)),
+                    Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
+                    Err(error) => return Err(io_error(&self.path, &error)),
+                }
+            }
+        }
+        unchanged(&self.path, &self.file, &self.before)
+    }
+}
+
+/// What one thread reads of a run of small files: a file whole, or (on
+/// unix, where a file is read at positions) a piece of a file over one
+/// piece, as one thread copying from the page cache is slower than the
+/// hashing it feeds.
+enum Part<'a> {
+    Whole {
+        file: usize,
+        place: &'a mut [u8],
+    },
+    #[cfg(unix)]
+    Piece {
+        file: usize,
+        at: u64,
+        place: &'a mut [u8],
+    },
+}
+
+impl<'a> Part<'a> {
+    /// The parts of file `file` of a run, read into `place`.
+    fn cut(file: usize, place: &'a mut [u8], parts: &mut Vec<Part<'a>>) {
+        #[cfg(unix)]
+        if place.len() > READ_PIECE {
+            let pieces = place.chunks_mut(READ_PIECE).enumerate();
+            parts.extend(pieces.map(|(index, place)| Part::Piece {
+                file,
+                at: (index * READ_PIECE) as u64,
+                place,
+            }));
+            return;
+        }
+        parts.push(Part::Whole { file, place });
+    }
+
+    /// Reads this part of `files`: its file, whether it was a piece (whose
+    /// file's end is checked once all its pieces are read), and how the
+    /// read went.
+    fn read(self, files: &[Opened]) -> (usize, bool, Result<(), Error>) {
+        match self {
+            Part::Whole { file, place } => {
+                let opened = &files[file];
+                let read = read_small(&opened.path, &opened.file, &opened.before, place);
+                (file, false, read)
+            }
+            #[cfg(unix)]
+            Part::Piece { file, at, place } => {
+                use std::os::unix::fs::FileExt;
+                let opened = &files[file];
+                let read = match opened.file.read_exact_at(place, at) {
+                    Ok(()) => Ok(()),
+                    Err(error) if error.kind() == io::ErrorKind::UnexpectedEof => {
+                        Err(changed(&opened.path))
+                    }
+                    Err(error) => Err(io_error(&opened.path, &error)),
+                };
+                (file, true, read)
+            }
+        }
+    }
+}
+
 /// Opens `path` and says how to read it.
-fn open(path: &Path, small_file: u64) -> Opened {
+fn open(path: &Path, small_file: u64) -> Opening {
     let opened = File::open(path).and_then(|file| {
         let metadata = file.metadata()?;
         Ok((file, metadata))
     });
     match opened {
-        Err(error) => Opened::Failed(io_error(path, &error)),
-        Ok((_, before)) if before.is_dir() => Opened::Failed(file_error(
+        Err(error) => Opening::Failed(io_error(path, &error)),
+        Ok((_, before)) if before.is_dir() => Opening::Failed(file_error(
             path,
             io::ErrorKind::IsADirectory,
             "is a directory: give the paths of the files in it".to_owned(),
@@ -324,9 +426,9 @@ fn open(path: &Path, small_file: u64) -> Opened {
         // FIFOs, character devices and sockets have no length to trust:
         // they are streamed, like large files, never read whole.
         Ok((file, before)) if before.is_file() && before.len() <= small_file => {
-            Opened::Small(file, before)
+            Opening::Small(file, before)
         }
-        Ok((file, before)) => Opened::Stream(file, before),
+        Ok((file, before)) => Opening::Stream(file, before),
     }
 }
 
@@ -452,6 +554,48 @@ mod tests {
         assert!(is_changed(unchanged(&path, &file, &before)));
     }
 
+    /// A file over a piece, read in pieces at their positions: one that
+    /// shrank fails at the piece past its end, one that grew at the check
+    /// of its end.
+    #[test]
+    fn a_file_read_in_pieces_that_grows_or_shrinks_is_refused() {
+        let len = 2 * READ_PIECE + 5;
+        let contents: Vec<u8> = (0..len).map(|index| (index % 251) as u8).collect();
+        let (_dir, path) = file_with(&contents);
+        let read = |opened: &Opened| {
+            let mut place = vec![0u8; opened.before.len() as usize];
+            let mut parts = Vec::new();
+            Part::cut(0, &mut place, &mut parts);
+            let files = std::slice::from_ref(opened);
+            let mut result = Ok(());
+            for part in parts {
+                let (_, _, read) = part.read(files);
+                result = result.and(read);
+            }
+            result.and_then(|()| opened.ends_unchanged())?;
+            Ok::<Vec<u8>, Error>(place)
+        };
+        let opening = || {
+            let (file, before) = opened(&path);
+            Opened {
+                path: path.clone(),
+                file,
+                before,
+            }
+        };
+        assert_eq!(read(&opening()).unwrap(), contents);
+
+        let grown = opening();
+        let mut appending = fs::OpenOptions::new().append(true).open(&path).unwrap();
+        appending.write_all(b"more").unwrap();
+        assert!(is_changed(read(&grown).map(drop)));
+
+        let shrunk = opening();
+        let writer = fs::OpenOptions::new().write(true).open(&path).unwrap();
+        writer.set_len(READ_PIECE as u64).unwrap();
+        assert!(is_changed(read(&shrunk).map(drop)));
+    }
+
     #[test]
     fn a_rewrite_of_the_same_length_is_found_by_its_time() {
         let (_dir, path) = file_with(b"version one");
@@ -467,9 +611,9 @@ mod tests {
     fn files_open_as_their_kind_and_size_say() {
         let (dir, path) = file_with(&[2; 300]);
         let kind = |path: &Path, small_file| match open(path, small_file) {
-            Opened::Small(..) => "small".to_owned(),
-            Opened::Stream(..) => "stream".to_owned(),
-            Opened::Failed(error) => match error.kind() {
+            Opening::Small(..) => "small".to_owned(),
+            Opening::Stream(..) => "stream".to_owned(),
+            Opening::Failed(error) => match error.kind() {
                 ErrorKind::File { io_kind, .. } => format!("{io_kind:?}"),
                 other => panic!("{other:?}"),
             },
