@@ -13,13 +13,12 @@ use std::path::{Path, PathBuf};
 use blake3_batch::{Backend, Engine, Error, ErrorKind, FileDigest, Mode};
 use common::{gpu_engine, reference, vector_input, xorshift};
 
-/// Files up to this size are batched on the CPU (`src/engine/files.rs`)...
-const SMALL_FILE: usize = 1 << 20;
-/// ...and a batch holds at most this many bytes and files.
+/// Files over this size are read in pieces (`src/engine/files.rs`)...
+const READ_PIECE: usize = 1 << 20;
+/// ...files up to a batch's bytes are batched, larger ones streamed; a
+/// batch holds at most this many bytes and files.
 const BATCH_BYTES: usize = 64 << 20;
 const BATCH_FILES: usize = 16 * 1024;
-/// The CPU stream's window.
-const CPU_WINDOW: usize = 16 << 20;
 
 const KEY: [u8; 32] = [0x3e; 32];
 
@@ -50,13 +49,24 @@ fn write_file(dir: &Path, name: &str, len: usize, seed: u64) -> PathBuf {
 
 /// Asserts that every result is the `blake3` digest of its file.
 fn assert_digests(name: &str, mode: Mode, paths: &[PathBuf], digests: &[FileDigest]) {
+    let contents: Vec<Vec<u8>> = paths.iter().map(|path| fs::read(path).unwrap()).collect();
+    assert_digests_of(name, mode, paths, &contents, digests);
+}
+
+fn assert_digests_of(
+    name: &str,
+    mode: Mode,
+    paths: &[PathBuf],
+    contents: &[Vec<u8>],
+    digests: &[FileDigest],
+) {
     assert_eq!(digests.len(), paths.len(), "{name}");
-    for (path, digest) in paths.iter().zip(digests) {
-        let expected = reference(mode, &fs::read(path).unwrap());
-        let len = fs::metadata(path).unwrap().len();
+    for ((path, content), digest) in paths.iter().zip(contents).zip(digests) {
+        let len = content.len();
         match digest {
             Ok(digest) => assert_eq!(
-                *digest, expected,
+                *digest,
+                reference(mode, content),
                 "{name}: {path:?} ({len} bytes), {mode:?}"
             ),
             Err(error) => panic!("{name}: {path:?} ({len} bytes): {error}"),
@@ -64,9 +74,10 @@ fn assert_digests(name: &str, mode: Mode, paths: &[PathBuf], digests: &[FileDige
     }
 }
 
-/// Lengths batched and streamed: empty, one block, one chunk and a byte
-/// over, the largest batched file and one byte more, a stream of two CPU
-/// windows and a byte.
+/// Lengths batched whole and in pieces, and streamed: empty, one block,
+/// one chunk and a byte over, a piece and a byte either side, a batch's
+/// bytes (a batch of its own) and a byte more (a stream of four CPU
+/// windows and a byte).
 fn lengths() -> Vec<usize> {
     vec![
         0,
@@ -75,11 +86,12 @@ fn lengths() -> Vec<usize> {
         1024,
         1025,
         5000,
-        SMALL_FILE - 1,
-        SMALL_FILE,
-        SMALL_FILE + 1,
-        3 * SMALL_FILE + 7,
-        2 * CPU_WINDOW + 1,
+        READ_PIECE - 1,
+        READ_PIECE,
+        READ_PIECE + 1,
+        3 * READ_PIECE + 7,
+        BATCH_BYTES,
+        BATCH_BYTES + 1,
     ]
 }
 
@@ -96,6 +108,7 @@ fn batched_and_streamed_files_match_blake3_on_the_cpu_and_the_gpu() {
             [small, file]
         })
         .collect();
+    let contents: Vec<Vec<u8>> = paths.iter().map(|path| fs::read(path).unwrap()).collect();
     let mut engines = vec![("cpu".to_owned(), cpu())];
     engines.push((
         "auto".to_owned(),
@@ -111,7 +124,7 @@ fn batched_and_streamed_files_match_blake3_on_the_cpu_and_the_gpu() {
     for (name, engine) in &engines {
         for mode in modes() {
             let digests = engine.hash_files(mode, &paths);
-            assert_digests(name, mode, &paths, &digests);
+            assert_digests_of(name, mode, &paths, &contents, &digests);
         }
     }
 }
@@ -131,13 +144,13 @@ fn batches_end_at_their_limits_on_files_and_bytes() {
         &engine.hash_files(Mode::Hash, &many),
     );
     // More bytes than a batch holds, in files of the largest batched size.
-    let count = BATCH_BYTES / SMALL_FILE + 3;
+    let count = BATCH_BYTES / READ_PIECE + 3;
     let large: Vec<PathBuf> = (0..count)
         .map(|index| {
             write_file(
                 dir.path(),
                 &format!("l{index}"),
-                SMALL_FILE - index,
+                READ_PIECE - index,
                 index as u64,
             )
         })
@@ -151,7 +164,7 @@ fn batches_end_at_their_limits_on_files_and_bytes() {
 }
 
 #[test]
-fn the_gpu_batches_files_up_to_a_batchs_bytes() {
+fn the_gpu_takes_files_up_to_a_batchs_bytes_together() {
     let Some(gpu) = gpu_engine(None) else {
         return;
     };
@@ -189,7 +202,7 @@ fn io_kind(digest: &FileDigest) -> Option<io::ErrorKind> {
 fn files_that_cannot_be_hashed_get_their_error_among_the_others_digests() {
     let dir = tempfile::tempdir().unwrap();
     let good = write_file(dir.path(), "good", 3000, 1);
-    let large = write_file(dir.path(), "large", SMALL_FILE + 5, 2);
+    let large = write_file(dir.path(), "large", 2 * READ_PIECE + 5, 2);
     let missing = dir.path().join("missing");
     let subdir = dir.path().join("sub");
     fs::create_dir(&subdir).unwrap();
@@ -261,7 +274,7 @@ fn a_fifo_is_streamed_to_its_end() {
         .status()
         .unwrap();
     assert!(status.success());
-    let data = vector_input(3 * SMALL_FILE + 11);
+    let data = vector_input(3 * READ_PIECE + 11);
     let writer = {
         let (fifo, data) = (fifo.clone(), data.clone());
         std::thread::spawn(move || fs::File::create(fifo).unwrap().write_all(&data).unwrap())
@@ -280,7 +293,7 @@ fn a_fifo_is_streamed_to_its_end() {
 fn a_file_hasher_emits_in_order_stops_when_told_and_takes_more_after_finish() {
     let dir = tempfile::tempdir().unwrap();
     let engine = cpu();
-    let lens = [10, SMALL_FILE + 1, 0, 700, SMALL_FILE + 2, 5];
+    let lens = [10, BATCH_BYTES + 1, 0, 700, 2 * READ_PIECE, 5];
     let paths: Vec<PathBuf> = lens
         .iter()
         .enumerate()

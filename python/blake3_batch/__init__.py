@@ -82,8 +82,9 @@ def hash_file(
     derive_key: Optional[str] = None,
 ) -> bytes:
     """The digest of the file at ``path``, as ``bytes`` of ``length`` bytes:
-    read in windows and hashed while the next is read (on the GPU where the
-    engine sends long inputs there), with the GIL released. Raises
+    read whole (up to 64 MiB) or in windows hashed while the next is read
+    (on the GPU where the engine sends long inputs there), with the GIL
+    released. Raises
     ``FileNotFoundError``, ``IsADirectoryError`` or another ``OSError``
     where the file cannot be read, or changes length while it is read."""
     return default_engine().hash_file(path, length=length, key=key, derive_key=derive_key)

@@ -261,10 +261,10 @@ impl PyEngine {
     }
 
     /// The digest of the file at `path` (a `str` or `os.PathLike`), as
-    /// `bytes` of `length` bytes, as `blake3` hashes its contents: read in
-    /// windows on the engine's threads and hashed on its backend while the
-    /// next is read, with the GIL released, so a file of any size takes a
-    /// few windows of memory.
+    /// `bytes` of `length` bytes, as `blake3` hashes its contents, with the
+    /// GIL released: read whole (up to 64 MiB) or in windows, each hashed
+    /// on the engine's backend while the next is read, so a file of any
+    /// size takes a few windows of memory.
     #[pyo3(signature = (path, *, length = 32, key = None, derive_key = None))]
     fn hash_file<'py>(
         &self,
