@@ -1,9 +1,14 @@
 """Ray Data helpers: a digest column added to every batch of a dataset, one
-engine per worker.
+engine per worker: of a binary or string column (``HashColumn``), or of
+the files a column of paths names, read where the worker runs
+(``HashFiles``: only the digests travel, not the files' bytes).
 
     ds = ray.data.read_parquet(path)
     ds = ds.map_batches(blake3_batch.ray.HashColumn("text", out="blake3"),
                         batch_format="pyarrow", batch_size=65536, concurrency=4)
+    files = ray.data.from_items([{"path": p} for p in paths])
+    files = files.map_batches(blake3_batch.ray.HashFiles("path"),
+                              batch_format="pyarrow", concurrency=4)
 
 Passing the class instance makes Ray run it in actors (``concurrency=N``);
 each actor builds its :class:`~blake3_batch.Engine` once, on first use, in
@@ -17,7 +22,7 @@ from typing import Any, Optional, Union
 from . import Engine
 from ._native import check_options
 
-__all__ = ["HashColumn"]
+__all__ = ["HashColumn", "HashFiles"]
 
 
 class HashColumn:
@@ -67,20 +72,7 @@ class HashColumn:
         return state
 
     def __call__(self, batch: Any) -> Any:
-        import pyarrow as pa
-
-        if isinstance(batch, pa.RecordBatch):
-            batch = pa.Table.from_batches([batch])
-        if not isinstance(batch, pa.Table):
-            raise TypeError(
-                f"HashColumn takes pyarrow batches, got {type(batch).__name__}: "
-                'pass batch_format="pyarrow" to map_batches'
-            )
-        if self.column not in batch.column_names:
-            raise KeyError(
-                f"HashColumn: the batch has no column {self.column!r} "
-                f"(its columns: {', '.join(batch.column_names)})"
-            )
+        batch = _table(batch, self.column, "HashColumn")
         engine = self._get_engine()
         values = batch.column(self.column)
         if self.as_u64:
@@ -89,9 +81,76 @@ class HashColumn:
             digests = engine.hash_arrow(
                 values, length=self.length, key=self.key, derive_key=self.derive_key
             )
-        if self.out in batch.column_names:
-            return batch.set_column(batch.column_names.index(self.out), self.out, digests)
-        return batch.append_column(self.out, digests)
+        return _with_column(batch, self.out, digests)
+
+
+class HashFiles(HashColumn):
+    """Adds the BLAKE3 digest of the file each row of a string column of
+    paths names, read and hashed on the worker (``Engine.hash_files``:
+    small files side by side in batches, large ones streamed). A null path
+    gets a null digest. A file that cannot be read fails the batch
+    (``errors="raise"``) or gets a null digest (``errors="none"``). The
+    other arguments are :class:`HashColumn`'s, without ``as_u64``.
+    """
+
+    def __init__(
+        self,
+        column: str = "path",
+        out: str = "blake3",
+        *,
+        length: int = 32,
+        key: Optional[Union[bytes, bytearray]] = None,
+        derive_key: Optional[str] = None,
+        errors: str = "raise",
+        backend: str = "auto",
+        threads: Optional[int] = None,
+    ) -> None:
+        if errors not in ("raise", "none"):
+            raise ValueError(f'errors={errors!r}: give "raise" or "none"')
+        super().__init__(
+            column, out, length=length, key=key, derive_key=derive_key, backend=backend, threads=threads
+        )
+        self.errors = errors
+
+    def __call__(self, batch: Any) -> Any:
+        import pyarrow as pa
+
+        batch = _table(batch, self.column, "HashFiles")
+        paths = batch.column(self.column).to_pylist()
+        named = [path for path in paths if path is not None]
+        hashed = iter(
+            self._get_engine().hash_files(
+                named, length=self.length, key=self.key, derive_key=self.derive_key, errors=self.errors
+            )
+        )
+        digests = [None if path is None else next(hashed) for path in paths]
+        return _with_column(batch, self.out, pa.array(digests, type=pa.binary(self.length)))
+
+
+def _table(batch: Any, column: str, helper: str) -> Any:
+    """The batch as a ``pyarrow.Table`` holding ``column``."""
+    import pyarrow as pa
+
+    if isinstance(batch, pa.RecordBatch):
+        batch = pa.Table.from_batches([batch])
+    if not isinstance(batch, pa.Table):
+        raise TypeError(
+            f"{helper} takes pyarrow batches, got {type(batch).__name__}: "
+            'pass batch_format="pyarrow" to map_batches'
+        )
+    if column not in batch.column_names:
+        raise KeyError(
+            f"{helper}: the batch has no column {column!r} "
+            f"(its columns: {', '.join(batch.column_names)})"
+        )
+    return batch
+
+
+def _with_column(batch: Any, out: str, digests: Any) -> Any:
+    """The batch with ``out`` set to ``digests`` (replaced if present)."""
+    if out in batch.column_names:
+        return batch.set_column(batch.column_names.index(out), out, digests)
+    return batch.append_column(out, digests)
 
 
 def _worker_cpus() -> Optional[int]:

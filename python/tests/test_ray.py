@@ -66,3 +66,40 @@ def test_the_dedup_example_finds_exactly_the_planted_duplicates(local_ray, tmp_p
     assert sorted(kept["id"].to_pylist()) == expected_ids
     assert kept.column_names == ["id", "text"]
     assert len(set(kept["text"].to_pylist())) == len(kept)
+
+
+def test_hash_files_adds_each_files_digest_in_process(tmp_path):
+    paths = []
+    for index in range(5):
+        path = tmp_path / f"f{index}"
+        path.write_bytes(bytes([index]) * (index * 1000))
+        paths.append(str(path))
+    missing = str(tmp_path / "missing")
+    table = pa.table({"path": paths[:2] + [None] + paths[2:], "n": range(6)})
+    out = bb.ray.HashFiles(threads=1)(table)
+    assert out.column_names == ["path", "n", "blake3"]
+    expected = [blake3.blake3(pathlib.Path(p).read_bytes()).digest() for p in paths]
+    assert out["blake3"].to_pylist() == expected[:2] + [None] + expected[2:]
+    keyed = bb.ray.HashFiles("path", out="k", length=8, key=bytes(32))(table.to_batches()[0])
+    assert keyed["k"].type == pa.binary(8)
+    assert keyed["k"].to_pylist()[0] == blake3.blake3(b"", key=bytes(32)).digest()[:8]
+    with_missing = pa.table({"path": [paths[1], missing]})
+    with pytest.raises(FileNotFoundError, match="missing"):
+        bb.ray.HashFiles()(with_missing)
+    assert bb.ray.HashFiles(errors="none")(with_missing)["blake3"].to_pylist() == [expected[1], None]
+    with pytest.raises(ValueError, match="errors"):
+        bb.ray.HashFiles(errors="skip")
+    with pytest.raises(KeyError, match="no column 'path'"):
+        bb.ray.HashFiles()(pa.table({"file": paths}))
+
+
+def test_map_batches_with_hash_files_on_actors_equals_blake3(local_ray, tmp_path):
+    paths = []
+    for index in range(300):
+        path = tmp_path / f"f{index}"
+        path.write_bytes(index.to_bytes(2, "little") * (index % 50))
+        paths.append(str(path))
+    ds = local_ray.data.from_items([{"path": p} for p in paths])
+    hashed = ds.map_batches(bb.ray.HashFiles("path"), batch_format="pyarrow", batch_size=64, concurrency=2)
+    rows = {row["path"]: row["blake3"] for row in hashed.take_all()}
+    assert rows == {p: blake3.blake3(pathlib.Path(p).read_bytes()).digest() for p in paths}
