@@ -15,9 +15,9 @@ use common::{gpu_engine, reference, vector_input, xorshift};
 
 /// Files over this size are read in pieces (`src/engine/files.rs`)...
 const READ_PIECE: usize = 1 << 20;
-/// ...files up to a batch's bytes are batched, larger ones streamed; a
-/// batch holds at most this many bytes and files.
-const BATCH_BYTES: usize = 64 << 20;
+/// ...files up to this size are batched, larger ones streamed...
+const SMALL_FILE: usize = 64 << 20;
+/// ...and a batch holds at most this many files.
 const BATCH_FILES: usize = 16 * 1024;
 
 const KEY: [u8; 32] = [0x3e; 32];
@@ -75,8 +75,8 @@ fn assert_digests_of(
 }
 
 /// Lengths batched whole and in pieces, and streamed: empty, one block,
-/// one chunk and a byte over, a piece and a byte either side, a batch's
-/// bytes (a batch of its own) and a byte more (a stream of four CPU
+/// one chunk and a byte over, a piece and a byte either side, the largest
+/// batched file (a batch of its own) and a byte more (a stream of four CPU
 /// windows and a byte).
 fn lengths() -> Vec<usize> {
     vec![
@@ -90,8 +90,8 @@ fn lengths() -> Vec<usize> {
         READ_PIECE,
         READ_PIECE + 1,
         3 * READ_PIECE + 7,
-        BATCH_BYTES,
-        BATCH_BYTES + 1,
+        SMALL_FILE,
+        SMALL_FILE + 1,
     ]
 }
 
@@ -143,24 +143,20 @@ fn batches_end_at_their_limits_on_files_and_bytes() {
         &many,
         &engine.hash_files(Mode::Hash, &many),
     );
-    // More bytes than a batch holds, in files of the largest batched size.
-    let count = BATCH_BYTES / READ_PIECE + 3;
+    // More bytes than a batch holds on the GPU (64 MiB), so several
+    // batches on the CPU (16 MiB), in files of about a piece.
+    let count = SMALL_FILE / READ_PIECE + 3;
     let large: Vec<PathBuf> = (0..count)
         .map(|index| {
-            write_file(
-                dir.path(),
-                &format!("l{index}"),
-                READ_PIECE - index,
-                index as u64,
-            )
+            let len = READ_PIECE + 4 - index;
+            write_file(dir.path(), &format!("l{index}"), len, index as u64)
         })
         .collect();
-    assert_digests(
-        "bytes",
-        Mode::Hash,
-        &large,
-        &engine.hash_files(Mode::Hash, &large),
-    );
+    let gpu = gpu_engine(None).map(|gpu| ("gpu", gpu));
+    for (name, engine) in [("cpu", engine)].into_iter().chain(gpu) {
+        let digests = engine.hash_files(Mode::Hash, &large);
+        assert_digests(name, Mode::Hash, &large, &digests);
+    }
 }
 
 #[test]
@@ -182,7 +178,7 @@ fn the_gpu_takes_files_up_to_a_batchs_bytes_together() {
     let last = gpu.last_gpu_timings().expect("the GPU hashed the files");
     assert!(last.bytes_uploaded >= (30 << 20) + 3, "{last:?}");
     // One over a batch streams.
-    let over = [write_file(dir.path(), "d", BATCH_BYTES + 1, 4)];
+    let over = [write_file(dir.path(), "d", SMALL_FILE + 1, 4)];
     assert_digests(
         "gpu stream",
         Mode::Hash,
@@ -293,7 +289,7 @@ fn a_fifo_is_streamed_to_its_end() {
 fn a_file_hasher_emits_in_order_stops_when_told_and_takes_more_after_finish() {
     let dir = tempfile::tempdir().unwrap();
     let engine = cpu();
-    let lens = [10, BATCH_BYTES + 1, 0, 700, 2 * READ_PIECE, 5];
+    let lens = [10, SMALL_FILE + 1, 0, 700, 2 * READ_PIECE, 5];
     let paths: Vec<PathBuf> = lens
         .iter()
         .enumerate()
