@@ -116,6 +116,7 @@ def test_files_that_cannot_be_hashed_raise_or_get_none(tmp_path):
 
 
 def test_the_gil_is_released_while_files_are_hashed(tmp_path):
-    paths = write_files(tmp_path, [100_000] * 600)
+    # 256 MiB, as for hash_file: long enough to tell on a fast machine.
+    paths = write_files(tmp_path, [256 << 10] * 1024)
     engine = bb.Engine(backend="cpu", threads=1)
     assert_releases_the_gil(lambda: engine.hash_files(paths))
