@@ -5,8 +5,10 @@
 # under Auto with the profile in $B3BATCH_PROFILE (auto.sh calibrates it),
 # beside `blake3`'s own multi-threaded hasher.
 # A rate is the file's bytes over the time of five passes less one, which
-# takes the command's start (opening the GPU) out. Then 100 000 files of
-# 4000 bytes (`hash -r`), opened and read on one thread and on all. Needs
+# takes the command's start (opening the GPU) out. Then 128 files of 1 to
+# 16 MiB, batched up to 64 MiB (Engine::hash_files) on the CPU, the GPU and
+# under Auto, which may split a batch, rated the same way. Then 100 000
+# files of 4000 bytes (`hash -r`), opened and read on one thread and on all. Needs
 # .dev/b3batch and .gl/ as run.sh does; run as
 #   bash benches/device/files.sh 2>&1 | tee $OUT/files.log
 source "$(dirname "$0")/setup.sh"
@@ -37,6 +39,29 @@ done
 b3batch hash --backend cpu "$file" | cut -c1-16
 b3batch hash --backend gpu "$file" | cut -c1-16
 rm -f "$file"
+
+step mid-size files: 128 of 1 to 16 MiB
+mid=/dev/shm/b3batch-mid
+rm -rf "$mid" && mkdir -p "$mid"
+python3 - "$mid" <<'PY'
+import os, random, sys
+random.seed(1)
+for index in range(128):
+    with open(os.path.join(sys.argv[1], f"m{index:03}"), "wb") as file:
+        file.write(random.randbytes(random.randint(1 << 20, 16 << 20)))
+PY
+mid_gb=$(du -sb "$mid" | python3 -c "import sys; print(int(sys.stdin.read().split()[0]) / 1e9)")
+for backend in cpu gpu auto; do
+    args=(--threads "$(nproc)" hash -r --backend "$backend")
+    one=$(seconds "${args[@]}" "$mid")
+    five=$(seconds "${args[@]}" "$mid" "$mid" "$mid" "$mid" "$mid")
+    printf '%-6s one pass %.2f s, five %.2f s: %.1f GB/s\n' "$backend" "$one" "$five" \
+        "$(python3 -c "print(4 * $mid_gb / ($five - $one))")"
+done
+for backend in cpu gpu auto; do
+    b3batch hash -r --backend "$backend" "$mid" | b3batch hash - | cut -c1-16
+done
+rm -rf "$mid"
 
 step many small files: 100 000 of 4000 bytes
 many=/dev/shm/b3batch-many
