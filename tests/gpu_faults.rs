@@ -219,6 +219,59 @@ fn a_fault_in_a_streams_window_is_a_gpu_error_and_auto_redoes_it() {
     }
 }
 
+/// A fault in a batch of files (`Engine::hash_files`): on `Backend::Gpu`
+/// every file of the batch gets the GPU's error, never a digest, and the
+/// next call is served; Auto redoes the batch on the CPU exactly.
+#[test]
+fn a_fault_in_a_batch_of_files_is_each_files_error_and_auto_redoes_it() {
+    let _alone = one_at_a_time();
+    if gpu_engine(None).is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let contents = blobs(300, 11);
+    let paths: Vec<std::path::PathBuf> = contents
+        .iter()
+        .enumerate()
+        .map(|(index, content)| {
+            let path = dir.path().join(format!("{index}"));
+            std::fs::write(&path, content).unwrap();
+            path
+        })
+        .collect();
+    let exact = |digests: &[blake3_batch::FileDigest], what: &str| {
+        for (content, digest) in contents.iter().zip(digests) {
+            assert_eq!(*digest, Ok(*blake3::hash(content).as_bytes()), "{what}");
+        }
+    };
+    for (stage, words) in STAGES {
+        let engine = builder(Backend::Gpu)
+            .gpu_fault(fault(stage, 1))
+            .build()
+            .unwrap();
+        let digests = engine.hash_files(Mode::Hash, &paths);
+        assert_eq!(digests.len(), paths.len());
+        for digest in &digests {
+            let error = digest.as_ref().expect_err("the fault strikes the batch");
+            assert_names_its_stage(error, stage, words);
+        }
+        if stage != GpuFaultStage::DeviceLost {
+            let after = engine.hash_files(Mode::Hash, &paths);
+            exact(&after, &format!("{stage:?}: the call after"));
+        }
+
+        let auto = builder(Backend::Auto)
+            .profile(gpu_first_profile())
+            .gpu_fault(fault(stage, 1))
+            .build()
+            .unwrap();
+        exact(
+            &auto.hash_files(Mode::Hash, &paths),
+            &format!("{stage:?}: Auto"),
+        );
+    }
+}
+
 #[test]
 fn auto_redoes_a_faulted_gpu_batch_on_the_cpu_exactly() {
     let _alone = one_at_a_time();
