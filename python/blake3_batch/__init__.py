@@ -91,16 +91,18 @@ def hash_file(
 
 
 def hash_files(
-    paths: Iterable[Union[str, "os.PathLike[str]"]],
+    paths: Union[Iterable[Union[str, "os.PathLike[str]", None]], Any],
     *,
     length: int = 32,
     key: Optional[Key] = None,
     derive_key: Optional[str] = None,
     errors: str = "raise",
 ) -> List[Optional[bytes]]:
-    """Digests of the files at ``paths``, as a list of ``bytes`` of
-    ``length`` bytes in order: small files read side by side and hashed as
-    one batch, larger ones streamed, with the GIL released. A file that
+    """Digests of the files at ``paths`` (an iterable of ``str`` or
+    ``os.PathLike``, or an Arrow array of strings), as a list of ``bytes``
+    of ``length`` bytes in order, ``None`` for a null path: small files
+    read side by side and hashed in batches, larger ones streamed, with
+    the GIL released. A file that
     cannot be read, is a directory or changes while it is read raises the
     ``OSError`` that fits once every file is hashed (``errors="raise"``),
     or gets ``None`` (``errors="none"``)."""

@@ -52,7 +52,7 @@ class Engine:
     ) -> bytes: ...
     def hash_files(
         self,
-        paths: Iterable[Union[str, "os.PathLike[str]"]],
+        paths: Union[Iterable[Union[str, "os.PathLike[str]", None]], pa.Array, pa.ChunkedArray, Any],
         *,
         length: int = 32,
         key: Optional[_Key] = None,

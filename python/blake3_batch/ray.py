@@ -116,14 +116,13 @@ class HashFiles(HashColumn):
         import pyarrow as pa
 
         batch = _table(batch, self.column, "HashFiles")
-        paths = batch.column(self.column).to_pylist()
-        named = [path for path in paths if path is not None]
-        hashed = iter(
-            self._get_engine().hash_files(
-                named, length=self.length, key=self.key, derive_key=self.derive_key, errors=self.errors
-            )
+        digests = self._get_engine().hash_files(
+            batch.column(self.column),
+            length=self.length,
+            key=self.key,
+            derive_key=self.derive_key,
+            errors=self.errors,
         )
-        digests = [None if path is None else next(hashed) for path in paths]
         return _with_column(batch, self.out, pa.array(digests, type=pa.binary(self.length)))
 
 

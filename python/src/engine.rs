@@ -310,9 +310,16 @@ impl PyEngine {
         };
         let paths = path_list(paths)?;
         let engine = self.engine()?;
-        let digests = py.detach(|| engine.hash_files(options.mode.as_mode(), &paths));
-        let mut items: Vec<Option<Bound<'py, PyBytes>>> = Vec::with_capacity(digests.len());
-        for digest in digests {
+        let named = paths.iter().flatten();
+        let digests = py.detach(|| engine.hash_files(options.mode.as_mode(), named));
+        let mut digests = digests.into_iter();
+        let mut items: Vec<Option<Bound<'py, PyBytes>>> = Vec::with_capacity(paths.len());
+        for path in &paths {
+            // A null path has no file, so no digest.
+            let Some(digest) = path.as_ref().and_then(|_| digests.next()) else {
+                items.push(None);
+                continue;
+            };
             match digest {
                 Ok(digest) => items.push(Some(PyBytes::new(py, &digest[..options.length]))),
                 Err(error) if skip_failed && is_a_files_own(&error) => items.push(None),
@@ -542,9 +549,13 @@ where
     }
 }
 
-/// The paths of an iterable of `str` or `os.PathLike` (not one `str`,
-/// which would be its characters).
-fn path_list(paths: &Bound<'_, PyAny>) -> PyResult<Vec<PathBuf>> {
+/// The paths of an Arrow array or stream of strings (pyarrow, Polars, …),
+/// or of an iterable of `str` or `os.PathLike` (not one `str`, which would
+/// be its characters); `None` for a null or a `None`.
+fn path_list(paths: &Bound<'_, PyAny>) -> PyResult<Vec<Option<PathBuf>>> {
+    if paths.hasattr("__arrow_c_array__")? || paths.hasattr("__arrow_c_stream__")? {
+        return arrow_paths(paths);
+    }
     if paths.is_instance_of::<PyString>() || paths.is_instance_of::<PyBytes>() {
         return Err(PyTypeError::new_err(
             "paths is one string: give a list of paths (or use hash_file for one)",
@@ -552,14 +563,17 @@ fn path_list(paths: &Bound<'_, PyAny>) -> PyResult<Vec<PathBuf>> {
     }
     let items = paths.try_iter().map_err(|_| {
         PyTypeError::new_err(format!(
-            "paths is {}: give an iterable of str or os.PathLike",
+            "paths is {}: give an iterable of str or os.PathLike, or an Arrow array of strings",
             type_name(paths)
         ))
     })?;
     items
         .map(|item| {
             let item = item?;
-            item.extract::<PathBuf>().map_err(|_| {
+            if item.is_none() {
+                return Ok(None);
+            }
+            item.extract::<PathBuf>().map(Some).map_err(|_| {
                 PyTypeError::new_err(format!(
                     "a path is {}: give str or os.PathLike",
                     type_name(&item)
@@ -567,6 +581,37 @@ fn path_list(paths: &Bound<'_, PyAny>) -> PyResult<Vec<PathBuf>> {
             })
         })
         .collect()
+}
+
+/// The strings of an Arrow array or stream of `string`, `large_string` or
+/// `string_view` values as paths.
+fn arrow_paths(paths: &Bound<'_, PyAny>) -> PyResult<Vec<Option<PathBuf>>> {
+    use arrow_array::cast::AsArray;
+
+    let chunks: Vec<ArrayRef> = match paths.extract::<AnyArray>()? {
+        AnyArray::Array(array) => vec![array.into_inner().0],
+        AnyArray::Stream(stream) => stream
+            .into_reader()?
+            .collect::<Result<Vec<ArrayRef>, ArrowError>>()
+            .map_err(|error| PyValueError::new_err(format!("reading the Arrow stream: {error}")))?,
+    };
+    let mut found = Vec::new();
+    for chunk in &chunks {
+        let path = |value: Option<&str>| value.map(PathBuf::from);
+        if let Some(strings) = chunk.as_string_opt::<i32>() {
+            found.extend(strings.iter().map(path));
+        } else if let Some(strings) = chunk.as_string_opt::<i64>() {
+            found.extend(strings.iter().map(path));
+        } else if let Some(strings) = chunk.as_string_view_opt() {
+            found.extend(strings.iter().map(path));
+        } else {
+            return Err(PyTypeError::new_err(format!(
+                "paths is an Arrow array of {}: give strings (string, large_string or string_view)",
+                chunk.data_type()
+            )));
+        }
+    }
+    Ok(found)
 }
 
 /// Whether `error` is one file's own (it cannot be read, or changed), not

@@ -1,8 +1,12 @@
-"""hash_file: a file's digest, read in windows with the GIL released,
-against blake3-py in every mode on every engine; paths that name no file
-raise the OSError that fits."""
+"""hash_file and hash_files: files' digests, read with the GIL released,
+against blake3-py in every mode on every engine; paths from lists and
+Arrow arrays, nulls; paths that name no file raise the OSError that fits
+or get None."""
+
+import pathlib
 
 import blake3
+import pyarrow as pa
 import pytest
 
 import blake3_batch as bb
@@ -120,3 +124,20 @@ def test_the_gil_is_released_while_files_are_hashed(tmp_path):
     paths = write_files(tmp_path, [256 << 10] * 1024)
     engine = bb.Engine(backend="cpu", threads=1)
     assert_releases_the_gil(lambda: engine.hash_files(paths))
+
+
+def test_paths_from_arrow_and_nulls_get_none(tmp_path):
+    paths = [str(path) for path in write_files(tmp_path, [10, 2000, 0])]
+    digests = [blake3.blake3(pathlib.Path(p).read_bytes()).digest() for p in paths]
+    with_null = [paths[0], None, paths[1], paths[2]]
+    expected = [digests[0], None, digests[1], digests[2]]
+    assert bb.hash_files(with_null) == expected
+    assert bb.hash_files(pa.array(with_null)) == expected
+    assert bb.hash_files(pa.array(with_null, type=pa.large_string())) == expected
+    assert bb.hash_files(pa.array(with_null, type=pa.string_view())) == expected
+    chunked = pa.chunked_array([with_null[:1], with_null[1:]])
+    assert bb.hash_files(chunked) == expected
+    polars = pytest.importorskip("polars")
+    assert bb.hash_files(polars.Series(with_null)) == expected
+    with pytest.raises(TypeError, match="Arrow array of Int64"):
+        bb.hash_files(pa.array([1, 2]))
