@@ -1,6 +1,6 @@
 //! Many files named by their paths ([`Engine::hash_files`],
-//! [`FileHasher`]): small files are read whole into one packed batch and
-//! hashed together; larger ones are streamed through
+//! [`FileHasher`]): files of up to 64 MiB are read whole into packed
+//! batches and hashed together; larger ones are streamed through
 //! [`Engine::hash_file`] in their turn. Over many small files the system
 //! calls (open, stat, read, close) take most of the time, not the hashing,
 //! so files are opened, and runs of small files read, side by side on the
@@ -43,8 +43,9 @@ pub type FileDigest = Result<[u8; 32], Error>;
 impl Engine {
     /// The digests of the files at `paths` in `mode`, one result per path
     /// in order, each bit-identical to hashing the file's bytes with
-    /// `blake3`. Small files are read side by side on the engine's threads
-    /// and hashed together as one batch; larger ones stream through
+    /// `blake3`. Files of up to 64 MiB are read side by side on the
+    /// engine's threads and hashed together in batches; larger ones stream
+    /// through
     /// [`hash_file`](Self::hash_file). A file that cannot be opened or
     /// read, is a directory, or changes while it is read gets its error
     /// and no digest; the others are hashed all the same.
