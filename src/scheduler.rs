@@ -190,12 +190,12 @@ pub struct GpuRates {
     /// as nothing).
     #[serde(default)]
     pub pinned_blob_sec: Option<f64>,
-    /// How much longer a split of [`SPLIT_LARGE_BYTES`] took, measured on
+    /// How much longer a split of 256 MiB took, measured on
     /// this machine, than this model predicts for it; `None` where not
     /// measured (taken as predicted).
     #[serde(default)]
     pub split_slowdown: Option<SplitSlowdown>,
-    /// The same for a split of [`SPLIT_SMALL_BYTES`], where the GPU's fixed
+    /// The same for a split of 16 MiB, where the GPU's fixed
     /// costs weigh more: an H200 host split 16 MiB of 1 KiB blobs from
     /// pinned memory at 43 GB/s, where its CPU alone hashed them at 56 and
     /// the slowdown of 256 MiB predicted a split faster than both. Batch

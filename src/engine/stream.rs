@@ -74,9 +74,9 @@ impl Engine {
     /// long blobs there and plans a window there, else to the CPU's
     /// threads. Auto redoes a window the GPU fails on the CPU.
     ///
-    /// Fails with [`ErrorKind::Read`] where the reader fails (reads that
+    /// Fails with [`ErrorKind::Read`](crate::ErrorKind::Read) where the reader fails (reads that
     /// are interrupted are retried), with no digest; with
-    /// [`ErrorKind::Gpu`] where the GPU fails under [`Backend::Gpu`].
+    /// [`ErrorKind::Gpu`](crate::ErrorKind::Gpu) where the GPU fails under [`Backend::Gpu`].
     ///
     /// ```
     /// use blake3_batch::{Engine, Mode};
@@ -98,7 +98,7 @@ impl Engine {
     /// is slower than the hashing it feeds. Other files (pipes, devices)
     /// and platforms other than Unix are read in turn, from the cursor on.
     ///
-    /// Fails with [`ErrorKind::Read`] where a read fails, or where the
+    /// Fails with [`ErrorKind::Read`](crate::ErrorKind::Read) where a read fails, or where the
     /// file's length changes while it is read (its bytes could mix two
     /// versions); otherwise as `hash_reader` does.
     ///
