@@ -12,7 +12,7 @@ use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyDict, PyList, PyString};
 use pyo3_arrow::input::AnyArray;
-use pyo3_arrow::{PyArray, PyChunkedArray};
+use pyo3_arrow::{PyArray, PyArrayReader, PyChunkedArray};
 
 use crate::arrow::{
     digest_bytes, digest_into, hash_array, hash_array_u64, is_hashable, unsupported, Rows,
@@ -276,16 +276,20 @@ impl PyEngine {
     ) -> PyResult<Bound<'py, PyBytes>> {
         let options = Options::parse(key, derive_key, length)?;
         let engine = self.engine()?;
-        let mut digests = py.detach(|| engine.hash_files(options.mode.as_mode(), [path]));
-        let digest = digests.pop().expect("one digest a path").map_err(to_py)?;
-        Ok(PyBytes::new(py, &digest[..options.length]))
+        let digests = py.detach(|| engine.hash_files(options.mode.as_mode(), [path]));
+        match digests.into_iter().next() {
+            Some(digest) => Ok(PyBytes::new(py, &digest.map_err(to_py)?[..options.length])),
+            None => Err(PyRuntimeError::new_err(
+                "internal error: no digest for the file; please report it",
+            )),
+        }
     }
 
     /// The digests of the files at `paths` (an iterable of `str` or
-    /// `os.PathLike`), as a list of `bytes` of `length` bytes in order.
-    /// Small files are read side by side on the engine's threads and
-    /// hashed as one batch, larger ones streamed, all with the GIL
-    /// released. A file that cannot be read, is a directory or changes
+    /// `os.PathLike`, or an Arrow array of strings), as a list of `bytes`
+    /// of `length` bytes in order, `None` for a null path. Files of up to
+    /// 64 MiB are read side by side on the engine's threads and hashed in
+    /// batches, larger ones streamed, all with the GIL released. A file that cannot be read, is a directory or changes
     /// while it is read raises its `OSError` (`errors="raise"`, once every
     /// file is hashed) or gets `None` (`errors="none"`).
     #[pyo3(signature = (paths, *, length = 32, key = None, derive_key = None, errors = "raise"))]
@@ -536,17 +540,20 @@ where
         AnyArray::Stream(stream) => {
             // The stream is read with the GIL held (its producer may be
             // Python code); only the hashing runs without it.
-            let chunks = stream
-                .into_reader()?
-                .collect::<Result<Vec<ArrayRef>, ArrowError>>()
-                .map_err(|error| {
-                    PyValueError::new_err(format!("reading the Arrow stream: {error}"))
-                })?;
+            let chunks = stream_chunks(stream)?;
             let digests =
                 py.detach(|| chunks.iter().map(hash_one).collect::<PyResult<Vec<_>>>())?;
             PyChunkedArray::try_new(digests, output)?.into_pyarrow(py)
         }
     }
+}
+
+/// Every array of an Arrow stream, read with the GIL held.
+fn stream_chunks(stream: PyArrayReader) -> PyResult<Vec<ArrayRef>> {
+    stream
+        .into_reader()?
+        .collect::<Result<Vec<ArrayRef>, ArrowError>>()
+        .map_err(|error| PyValueError::new_err(format!("reading the Arrow stream: {error}")))
 }
 
 /// The paths of an Arrow array or stream of strings (pyarrow, Polars, …),
@@ -590,10 +597,7 @@ fn arrow_paths(paths: &Bound<'_, PyAny>) -> PyResult<Vec<Option<PathBuf>>> {
 
     let chunks: Vec<ArrayRef> = match paths.extract::<AnyArray>()? {
         AnyArray::Array(array) => vec![array.into_inner().0],
-        AnyArray::Stream(stream) => stream
-            .into_reader()?
-            .collect::<Result<Vec<ArrayRef>, ArrowError>>()
-            .map_err(|error| PyValueError::new_err(format!("reading the Arrow stream: {error}")))?,
+        AnyArray::Stream(stream) => stream_chunks(stream)?,
     };
     let mut found = Vec::new();
     for chunk in &chunks {

@@ -71,6 +71,7 @@ impl<'p> Threads<'p> {
     ) -> Vec<O> {
         use rayon::iter::{IntoParallelIterator, ParallelIterator};
         match self {
+            // A lone item is not worth waking a thread for.
             _ if items.len() <= 1 => items.into_iter().map(work).collect(),
             Threads::One => items.into_iter().map(work).collect(),
             Threads::Pool(pool)

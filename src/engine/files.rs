@@ -163,9 +163,9 @@ enum Slot<T> {
 /// A file, opened.
 enum Opening {
     /// A regular file of at most `small_file` bytes: read into the batch.
-    Small(File, Metadata),
+    Small(Opened),
     /// A larger file, or one with no length to trust (a FIFO, a device).
-    Stream(File, Metadata),
+    Stream(Opened),
     Failed(Error),
 }
 
@@ -205,35 +205,31 @@ impl<T> FileHasher<'_, T> {
         let (paths, tokens): (Vec<PathBuf>, Vec<T>) =
             std::mem::take(&mut self.pending).into_iter().unzip();
         let threads = self.engine.cpu_threads();
-        let opened = threads.map(paths, |path| {
-            let opened = open(&path, SMALL_FILE);
-            (path, opened)
-        });
-        let mut files = tokens.into_iter().zip(opened).peekable();
-        while let Some((token, (path, opened))) = files.next() {
-            match opened {
+        let openings = threads.map(paths, |path| open(path, SMALL_FILE));
+        let mut files = tokens.into_iter().zip(openings).peekable();
+        while let Some((token, opening)) = files.next() {
+            match opening {
                 Opening::Failed(error) => self.slots.push(Slot::Done(token, Err(error))),
-                Opening::Stream(file, before) => {
+                Opening::Stream(opened) => {
                     self.flush_batch(emit)?;
-                    emit(token, self.stream(&path, &file, &before))?;
+                    emit(token, self.stream(&opened))?;
                 }
-                Opening::Small(file, before) => {
-                    if self.filled as u64 + before.len() > self.batch_bytes as u64 {
+                Opening::Small(opened) => {
+                    if (self.filled as u64 + opened.len()) > self.batch_bytes as u64 {
                         self.flush_batch(emit)?;
                     }
-                    let mut run = vec![(token, path, file, before)];
-                    let mut bytes = self.filled as u64 + run[0].3.len();
-                    while let Some((_, (_, Opening::Small(_, next)))) = files.peek() {
+                    let mut bytes = self.filled as u64 + opened.len();
+                    let mut run = vec![(token, opened)];
+                    while let Some((_, Opening::Small(next))) = files.peek() {
                         let full = self.slots.len() + run.len() >= BATCH_FILES;
                         if full || bytes + next.len() > self.batch_bytes as u64 {
                             break;
                         }
                         bytes += next.len();
-                        let Some((token, (path, Opening::Small(file, before)))) = files.next()
-                        else {
+                        let Some((token, Opening::Small(opened))) = files.next() else {
                             unreachable!("peeked a small file");
                         };
-                        run.push((token, path, file, before));
+                        run.push((token, opened));
                     }
                     self.read_run(run);
                 }
@@ -247,17 +243,14 @@ impl<T> FileHasher<'_, T> {
 
     /// Reads a run of small files side by side, each straight into its
     /// place in the batch; those over a piece in pieces side by side.
-    fn read_run(&mut self, run: Vec<(T, PathBuf, File, Metadata)>) {
+    fn read_run(&mut self, run: Vec<(T, Opened)>) {
         let start = self.filled;
-        let bytes: u64 = run.iter().map(|(.., before)| before.len()).sum();
+        let bytes: u64 = run.iter().map(|(_, opened)| opened.len()).sum();
         self.filled += bytes as usize;
         if self.data.len() < self.filled {
             self.data.resize(self.filled, 0);
         }
-        let (tokens, files): (Vec<T>, Vec<Opened>) = run
-            .into_iter()
-            .map(|(token, path, file, before)| (token, Opened { path, file, before }))
-            .unzip();
+        let (tokens, files): (Vec<T>, Vec<Opened>) = run.into_iter().unzip();
         let mut parts = Vec::new();
         let mut rest = &mut self.data[start..self.filled];
         for (index, opened) in files.iter().enumerate() {
@@ -269,22 +262,20 @@ impl<T> FileHasher<'_, T> {
         let threads = self.engine.cpu_threads();
         let read = threads.map(parts, |part| part.read(&files));
         let mut outcomes: Vec<Result<(), Error>> = files.iter().map(|_| Ok(())).collect();
-        let mut pieced = vec![false; files.len()];
-        for (index, was_piece, result) in read {
-            pieced[index] |= was_piece;
+        for (index, result) in read {
             if outcomes[index].is_ok() {
                 outcomes[index] = result;
             }
         }
         let mut end = start as u64;
-        for (index, (token, mut outcome)) in tokens.into_iter().zip(outcomes).enumerate() {
-            let opened = &files[index];
-            if pieced[index] && outcome.is_ok() {
+        for ((token, mut outcome), opened) in tokens.into_iter().zip(outcomes).zip(&files) {
+            // A file read in pieces has its end checked once all are read.
+            if in_pieces(opened.len() as usize) && outcome.is_ok() {
                 outcome = opened.ends_unchanged();
             }
             // A file that failed keeps its place, hashed for nothing, so
             // that the places after it stay where they were read.
-            end += opened.before.len();
+            end += opened.len();
             self.offsets.push(end);
             let blob = self.offsets.len() - 2;
             self.slots.push(match outcome {
@@ -320,14 +311,18 @@ impl<T> FileHasher<'_, T> {
 
     /// A larger file, or one that is not regular, through the engine's
     /// stream.
-    fn stream(&self, path: &Path, file: &File, before: &Metadata) -> FileDigest {
-        match self.engine.hash_file(self.mode, file) {
-            Ok(digest) => unchanged(path, file, before).map(|()| digest),
+    fn stream(&self, opened: &Opened) -> FileDigest {
+        match self.engine.hash_file(self.mode, &opened.file) {
+            Ok(digest) => opened.unchanged().map(|()| digest),
             Err(error) => match error.kind() {
                 // A length that changed shows as a failed read: say so.
                 ErrorKind::Read { reason, .. } => {
-                    unchanged(path, file, before)?;
-                    Err(file_error(path, io::ErrorKind::Other, reason.clone()))
+                    opened.unchanged()?;
+                    Err(file_error(
+                        &opened.path,
+                        io::ErrorKind::Other,
+                        reason.clone(),
+                    ))
                 }
                 _ => Err(error),
             },
@@ -335,15 +330,24 @@ impl<T> FileHasher<'_, T> {
     }
 }
 
-/// A small regular file being read into the batch.
+/// A file, open, with its path and its metadata when opened.
 struct Opened {
     path: PathBuf,
     file: File,
-    /// Its metadata when opened.
     before: Metadata,
 }
 
 impl Opened {
+    /// Its length when opened.
+    fn len(&self) -> u64 {
+        self.before.len()
+    }
+
+    /// Fails if it changed since it was opened ([`unchanged`]).
+    fn unchanged(&self) -> Result<(), Error> {
+        unchanged(&self.path, &self.file, &self.before)
+    }
+
     /// After its pieces were read: fails if the file now holds more bytes
     /// than when opened, or changed length or time.
     fn ends_unchanged(&self) -> Result<(), Error> {
@@ -360,7 +364,7 @@ impl Opened {
                 }
             }
         }
-        unchanged(&self.path, &self.file, &self.before)
+        self.unchanged()
     }
 }
 
@@ -385,7 +389,7 @@ impl<'a> Part<'a> {
     /// The parts of file `file` of a run, read into `place`.
     fn cut(file: usize, place: &'a mut [u8], parts: &mut Vec<Part<'a>>) {
         #[cfg(unix)]
-        if place.len() > READ_PIECE {
+        if in_pieces(place.len()) {
             let pieces = place.chunks_mut(READ_PIECE).enumerate();
             parts.extend(pieces.map(|(index, place)| Part::Piece {
                 file,
@@ -397,16 +401,10 @@ impl<'a> Part<'a> {
         parts.push(Part::Whole { file, place });
     }
 
-    /// Reads this part of `files`: its file, whether it was a piece (whose
-    /// file's end is checked once all its pieces are read), and how the
-    /// read went.
-    fn read(self, files: &[Opened]) -> (usize, bool, Result<(), Error>) {
+    /// Reads this part of `files`: its file, and how the read went.
+    fn read(self, files: &[Opened]) -> (usize, Result<(), Error>) {
         match self {
-            Part::Whole { file, place } => {
-                let opened = &files[file];
-                let read = read_small(&opened.path, &opened.file, &opened.before, place);
-                (file, false, read)
-            }
+            Part::Whole { file, place } => (file, read_small(&files[file], place)),
             #[cfg(unix)]
             Part::Piece { file, at, place } => {
                 use std::os::unix::fs::FileExt;
@@ -418,43 +416,49 @@ impl<'a> Part<'a> {
                     }
                     Err(error) => Err(io_error(&opened.path, &error)),
                 };
-                (file, true, read)
+                (file, read)
             }
         }
     }
 }
 
 /// Opens `path` and says how to read it.
-fn open(path: &Path, small_file: u64) -> Opening {
-    let opened = File::open(path).and_then(|file| {
+fn open(path: PathBuf, small_file: u64) -> Opening {
+    let opened = File::open(&path).and_then(|file| {
         let metadata = file.metadata()?;
         Ok((file, metadata))
     });
-    match opened {
-        Err(error) => Opening::Failed(io_error(path, &error)),
-        Ok((_, before)) if before.is_dir() => Opening::Failed(file_error(
-            path,
+    let (file, before) = match opened {
+        Err(error) => return Opening::Failed(io_error(&path, &error)),
+        Ok(opened) => opened,
+    };
+    if before.is_dir() {
+        return Opening::Failed(file_error(
+            &path,
             io::ErrorKind::IsADirectory,
             "is a directory: give the paths of the files in it".to_owned(),
-        )),
-        // FIFOs, character devices and sockets have no length to trust:
-        // they are streamed, like large files, never read whole.
-        Ok((file, before)) if before.is_file() && before.len() <= small_file => {
-            Opening::Small(file, before)
-        }
-        Ok((file, before)) => Opening::Stream(file, before),
+        ));
+    }
+    // FIFOs, character devices and sockets have no length to trust: they
+    // are streamed, like large files, never read whole.
+    let small = before.is_file() && before.len() <= small_file;
+    let opened = Opened { path, file, before };
+    match small {
+        true => Opening::Small(opened),
+        false => Opening::Stream(opened),
     }
 }
 
-/// Reads a small regular file, opened with `before` as its metadata,
-/// into `place` (its length at opening), and fails if it changed
-/// meanwhile.
-fn read_small(
-    path: &Path,
-    mut file: &File,
-    before: &Metadata,
-    place: &mut [u8],
-) -> Result<(), Error> {
+/// Whether a batched file of `len` bytes is read in pieces side by side
+/// (where files are read at positions) rather than by one thread.
+fn in_pieces(len: usize) -> bool {
+    cfg!(unix) && len > READ_PIECE
+}
+
+/// Reads a small regular file into `place` (its length when opened), and
+/// fails if it changed meanwhile.
+fn read_small(opened: &Opened, place: &mut [u8]) -> Result<(), Error> {
+    let (path, mut file) = (&opened.path, &opened.file);
     // Each read asks for one byte more than the file had: getting it means
     // the file grew, and a read that comes short of it means the file
     // ended there, so a file of any size takes one read, not two.
@@ -476,7 +480,7 @@ fn read_small(
             break;
         }
     }
-    unchanged(path, file, before)
+    opened.unchanged()
 }
 
 /// Fails if a regular file no longer has the length and modification time
@@ -529,10 +533,11 @@ mod tests {
         (dir, path)
     }
 
-    fn opened(path: &Path) -> (File, Metadata) {
+    fn opened(path: &Path) -> Opened {
         let file = File::open(path).unwrap();
-        let metadata = file.metadata().unwrap();
-        (file, metadata)
+        let before = file.metadata().unwrap();
+        let path = path.to_owned();
+        Opened { path, file, before }
     }
 
     fn is_changed(result: Result<(), Error>) -> bool {
@@ -545,27 +550,26 @@ mod tests {
     #[test]
     fn a_file_that_grows_or_shrinks_after_opening_is_refused() {
         let (_dir, path) = file_with(&[1; 5000]);
-        let (file, before) = opened(&path);
         let mut place = [0u8; 5000];
-        read_small(&path, &file, &before, &mut place).unwrap();
+        read_small(&opened(&path), &mut place).unwrap();
         assert_eq!(place, [1; 5000]);
 
         // Grows between opening and reading: the extra byte is seen.
-        let (file, before) = opened(&path);
+        let grown = opened(&path);
         let mut appending = fs::OpenOptions::new().append(true).open(&path).unwrap();
         appending.write_all(b"more").unwrap();
-        assert!(is_changed(read_small(&path, &file, &before, &mut place)));
+        assert!(is_changed(read_small(&grown, &mut place)));
 
         // Shrinks: fewer bytes than at opening.
-        let (file, before) = opened(&path);
+        let shrunk = opened(&path);
         let writer = fs::OpenOptions::new().write(true).open(&path).unwrap();
         writer.set_len(10).unwrap();
-        assert!(is_changed(read_small(&path, &file, &before, &mut place)));
+        assert!(is_changed(read_small(&shrunk, &mut place)));
 
         // Changes after it was read (a streamed file): found at the end.
-        let (file, before) = opened(&path);
+        let read = opened(&path);
         appending.write_all(b"x").unwrap();
-        assert!(is_changed(unchanged(&path, &file, &before)));
+        assert!(is_changed(read.unchanged()));
     }
 
     /// A file over a piece, read in pieces at their positions: one that
@@ -577,26 +581,19 @@ mod tests {
         let contents: Vec<u8> = (0..len).map(|index| (index % 251) as u8).collect();
         let (_dir, path) = file_with(&contents);
         let read = |opened: &Opened| {
-            let mut place = vec![0u8; opened.before.len() as usize];
+            let mut place = vec![0u8; opened.len() as usize];
             let mut parts = Vec::new();
             Part::cut(0, &mut place, &mut parts);
             let files = std::slice::from_ref(opened);
             let mut result = Ok(());
             for part in parts {
-                let (_, _, read) = part.read(files);
+                let (_, read) = part.read(files);
                 result = result.and(read);
             }
             result.and_then(|()| opened.ends_unchanged())?;
             Ok::<Vec<u8>, Error>(place)
         };
-        let opening = || {
-            let (file, before) = opened(&path);
-            Opened {
-                path: path.clone(),
-                file,
-                before,
-            }
-        };
+        let opening = || opened(&path);
         assert_eq!(read(&opening()).unwrap(), contents);
 
         let grown = opening();
@@ -613,18 +610,18 @@ mod tests {
     #[test]
     fn a_rewrite_of_the_same_length_is_found_by_its_time() {
         let (_dir, path) = file_with(b"version one");
-        let (file, before) = opened(&path);
-        let later = before.modified().unwrap() + std::time::Duration::from_secs(2);
+        let read = opened(&path);
+        let later = read.before.modified().unwrap() + std::time::Duration::from_secs(2);
         let writer = fs::OpenOptions::new().write(true).open(&path).unwrap();
         (&writer).write_all(b"version two").unwrap();
         writer.set_modified(later).unwrap();
-        assert!(is_changed(unchanged(&path, &file, &before)));
+        assert!(is_changed(read.unchanged()));
     }
 
     #[test]
     fn files_open_as_their_kind_and_size_say() {
         let (dir, path) = file_with(&[2; 300]);
-        let kind = |path: &Path, small_file| match open(path, small_file) {
+        let kind = |path: &Path, small_file| match open(path.to_owned(), small_file) {
             Opening::Small(..) => "small".to_owned(),
             Opening::Stream(..) => "stream".to_owned(),
             Opening::Failed(error) => match error.kind() {
