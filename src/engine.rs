@@ -20,6 +20,7 @@ use crate::pinned::PinnedBuffer;
 use crate::profile::{cpu_model, profile_path};
 use crate::scheduler::{self, BatchShape, Choice, GpuRates, Plan, Profile};
 
+mod extended;
 mod files;
 mod input;
 mod stream;

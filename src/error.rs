@@ -43,6 +43,22 @@ pub enum ErrorKind {
         /// Length of the output slice given.
         actual: usize,
     },
+    /// An output length of 0 bytes per blob was asked for
+    /// ([`Engine::hash_slices_xof_into`](crate::Engine::hash_slices_xof_into)).
+    #[error("an output length of 0 asks for no output: give at least 1 byte per blob (32 for the digest)")]
+    XofLength,
+    /// The output buffer of
+    /// [`Engine::hash_slices_xof_into`](crate::Engine::hash_slices_xof_into)
+    /// is not `blobs × length` bytes long.
+    #[error("output buffer has {actual} bytes but {blobs} blobs of {length} output bytes each need {}: pass a buffer of exactly that length", blobs.saturating_mul(*length))]
+    XofOutputLength {
+        /// Number of blobs in the batch.
+        blobs: usize,
+        /// Output bytes asked for per blob.
+        length: usize,
+        /// Length of the output buffer given.
+        actual: usize,
+    },
     /// Packed offsets were empty; even an empty batch has one offset.
     #[error("offsets is empty: packed offsets need n + 1 entries for n blobs (use [0] for an empty batch)")]
     OffsetsEmpty,

@@ -104,6 +104,18 @@ pub fn hash_records_into(
     Engine::shared().hash_records_into(mode, data, record_size, out)
 }
 
+/// Writes `length` bytes of BLAKE3's extended output per blob into `out`
+/// (`blobs.len() * length` bytes): a prefix of each digest up to 32.
+/// See [`Engine::hash_slices_xof_into`].
+pub fn hash_slices_xof_into<B: AsRef<[u8]> + Sync>(
+    mode: Mode,
+    blobs: &[B],
+    length: usize,
+    out: &mut [u8],
+) -> Result<(), Error> {
+    Engine::shared().hash_slices_xof_into(mode, blobs, length, out)
+}
+
 /// The shared engine runs on the CPU, where a slice batch cannot fail.
 fn infallible<T>(result: Result<T, Error>) -> T {
     match result {

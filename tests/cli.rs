@@ -645,6 +645,23 @@ fn records_length_gives_prefixes_and_extended_output() {
             .collect();
         assert_eq!(out.stdout, want, "--raw --length {length}");
     }
+    // Long outputs: made by the engine in more than one piece (60000 bytes
+    // for 101 records), and past the batched bound, streamed per record.
+    for length in [60_000usize, 70_000] {
+        let out = run(
+            b3batch()
+                .args(["records", "--raw", "--size", "5", "--allow-short"])
+                .args(["--length", &length.to_string()])
+                .arg(&sized_file),
+            b"",
+        );
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let want: Vec<u8> = chunks
+            .iter()
+            .flat_map(|record| output(0, record, length))
+            .collect();
+        assert!(out.stdout == want, "--raw --length {length} differs");
+    }
 }
 
 #[test]

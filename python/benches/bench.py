@@ -1,8 +1,9 @@
 """Throughput of blake3_batch against hashing row by row in Python, on the same
 generated column, in one run: GB/s of values and the speedup over a blake3-py
-loop; then files of a directory, by hash_files against reading and hashing
-each in a Python loop. Usage: python bench.py [--megabytes 64]
-[--sizes 64,1024,mixed] [--backend gpu] [--files 20000]"""
+loop; then extended output (length=64) against blake3-py's digest(64); then
+files of a directory, by hash_files against reading and hashing each in a
+Python loop. Usage: python bench.py [--megabytes 64] [--sizes 64,1024,mixed]
+[--backend gpu] [--xof 64] [--files 20000]"""
 
 from __future__ import annotations
 
@@ -56,6 +57,7 @@ def main():
     parser.add_argument("--sizes", default="64,1024,mixed")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--files", type=int, default=20000, help="files of 100..8000 bytes for the files table (0: none)")
+    parser.add_argument("--xof", type=int, default=64, help="output length for the extended-output table (0: none)")
     parser.add_argument("--backend", choices=["auto", "cpu", "gpu"], help="an engine of its own (default: the shared one)")
     args = parser.parse_args()
     try:
@@ -102,8 +104,27 @@ def main():
             else:
                 cells.append(f"{rates[name]:.2f}".rjust(22))
         print(str(size).ljust(10) + "".join(cells))
+    if blake3 is not None and args.xof:
+        xof_table(engine, args, rng, blake3)
     if args.files:
         files_table(engine, args.files, args.repeat, rng, blake3)
+
+
+def xof_table(engine, args, rng, blake3):
+    """Extended output: hash_arrow(length=N) against the blake3-py loop's
+    digest(N), both over the same values."""
+    length = args.xof
+    print(f"\nextended output, length={length}: GB/s of input (speedup over the blake3-py loop)")
+    print("values".ljust(10) + "hash_arrow".rjust(22) + "blake3-py loop".rjust(22))
+    for size in args.sizes.split(","):
+        values = column(args.megabytes << 20, size, rng)
+        items = values.to_pylist()
+        total = sum(len(item) for item in items)
+        expected = [blake3.blake3(item).digest(length) for item in items[:1000]]
+        assert engine.hash_arrow(values.slice(0, 1000), length=length).to_pylist() == expected
+        ours = total / best(lambda: engine.hash_arrow(values, length=length), args.repeat) / 1e9
+        loop = total / best(lambda: [blake3.blake3(item).digest(length) for item in items], args.repeat) / 1e9
+        print(str(size).ljust(10) + f"{ours:.2f} ({ours / loop:.1f}x)".rjust(22) + f"{loop:.2f}".rjust(22))
 
 
 def read(path):

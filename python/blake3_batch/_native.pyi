@@ -90,5 +90,9 @@ class PinnedBuffer:
 
 def default_engine() -> Engine: ...
 def check_options(
-    *, length: int = 32, key: Optional[_Key] = None, derive_key: Optional[str] = None
+    *,
+    length: int = 32,
+    key: Optional[_Key] = None,
+    derive_key: Optional[str] = None,
+    files: bool = False,
 ) -> None: ...

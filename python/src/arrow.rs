@@ -12,7 +12,7 @@ use arrow_array::types::{BinaryViewType, ByteViewType, StringViewType};
 use arrow_array::{Array, ArrayRef, FixedSizeBinaryArray, GenericByteViewArray, UInt64Array};
 use arrow_buffer::{Buffer, NullBuffer, ScalarBuffer};
 use arrow_schema::DataType;
-use blake3_batch::{Engine, Error, Mode};
+use blake3_batch::{Engine, Error, ErrorKind, Mode};
 
 /// Rows hashed at a time when digests are cut shorter than 32 bytes, so the
 /// full digests never need more than a few MiB beside the output.
@@ -60,6 +60,18 @@ pub enum Rows<'a> {
 }
 
 impl<'a> Rows<'a> {
+    /// Every row's bytes (null rows are empty), or the error the engine
+    /// gives for offsets that decrease or run past the data.
+    fn slices(&self) -> Result<Vec<&'a [u8]>, Error> {
+        Ok(match self {
+            Rows::Packed32 { data, offsets } => packed_slices(data, offsets)?,
+            Rows::Packed64 { data, offsets } => packed_slices(data, offsets)?,
+            Rows::Records { size: 0, count, .. } => vec![&[]; *count],
+            Rows::Records { data, size, .. } => data.chunks_exact(*size).collect(),
+            Rows::Slices(slices) => slices.clone(),
+        })
+    }
+
     fn of(array: &'a dyn Array) -> Option<Rows<'a>> {
         Some(match array.data_type() {
             DataType::Binary => {
@@ -136,6 +148,43 @@ impl<'a> Rows<'a> {
             Rows::Slices(slices) => engine.hash_slices_into(mode, &slices[range], out),
         }
     }
+}
+
+/// The blobs that `offsets` cut `data` into, checked as the engine checks
+/// them.
+fn packed_slices<'a, O: Copy + Into<u64>>(
+    data: &'a [u8],
+    offsets: &[O],
+) -> Result<Vec<&'a [u8]>, Error> {
+    let mut slices = Vec::with_capacity(offsets.len().saturating_sub(1));
+    for (index, pair) in offsets.windows(2).enumerate() {
+        let [start, end] = [pair[0].into(), pair[1].into()];
+        if end < start {
+            let (index, previous, offset) = (index + 1, start, end);
+            return Err(ErrorKind::OffsetsDecrease {
+                index,
+                previous,
+                offset,
+            }
+            .into());
+        }
+        match usize::try_from(end)
+            .ok()
+            .and_then(|end| data.get(start as usize..end))
+        {
+            Some(blob) => slices.push(blob),
+            None => {
+                let (index, offset, data_len) = (index + 1, end, data.len());
+                return Err(ErrorKind::OffsetOutOfBounds {
+                    index,
+                    offset,
+                    data_len,
+                }
+                .into());
+            }
+        }
+    }
+    Ok(slices)
 }
 
 fn packed32<'a>(values: &'a Buffer, offsets: &'a [i32]) -> Rows<'a> {
@@ -242,9 +291,27 @@ pub fn digest_bytes(
     length: usize,
     rows: &Rows,
 ) -> Result<Vec<u8>, Error> {
-    let mut bytes = vec![0u8; rows.len() * length];
+    let mut bytes = output_buffer(rows.len(), length)?;
     digest_into(engine, mode, length, rows, &mut bytes)?;
     Ok(bytes)
+}
+
+/// A zeroed buffer for `count` outputs of `length` bytes, or the error
+/// that says it is too large (extended outputs can ask for anything).
+pub fn output_buffer(count: usize, length: usize) -> Result<Vec<u8>, Error> {
+    let too_large = |bytes| ErrorKind::OutOfMemory {
+        what: format!("the output ({count} × {length} bytes)"),
+        bytes,
+    };
+    let bytes = count
+        .checked_mul(length)
+        .ok_or_else(|| too_large(usize::MAX))?;
+    let mut buffer = Vec::new();
+    buffer
+        .try_reserve_exact(bytes)
+        .map_err(|_| too_large(bytes))?;
+    buffer.resize(bytes, 0);
+    Ok(buffer)
 }
 
 /// Writes `length` bytes of every row's digest, back to back, into `out`
@@ -262,7 +329,10 @@ pub fn digest_into(
     if count == 0 {
         return Ok(());
     }
-    let hashed = if length == 32 {
+    let hashed = if length > 32 {
+        // Extended output: `blake3` per row on the engine's threads.
+        engine.hash_slices_xof_into(mode, &rows.slices()?, length, out)
+    } else if length == 32 {
         // Full digests go straight into the output buffer (where the GPU
         // may copy them itself, in pinned memory).
         let slots: &mut [[u8; 32]] = bytemuck::cast_slice_mut(out);

@@ -15,7 +15,8 @@ use pyo3_arrow::input::AnyArray;
 use pyo3_arrow::{PyArray, PyArrayReader, PyChunkedArray};
 
 use crate::arrow::{
-    digest_bytes, digest_into, hash_array, hash_array_u64, is_hashable, unsupported, Rows,
+    digest_bytes, digest_into, hash_array, hash_array_u64, is_hashable, output_buffer, unsupported,
+    Rows,
 };
 use crate::errors::to_py;
 use crate::options::{type_name, Options};
@@ -186,14 +187,16 @@ impl PyEngine {
         }
         let blobs = bytes_items(py, items)?;
         let slices: Vec<&[u8]> = blobs.iter().map(|blob| blob.as_bytes()).collect();
-        let mut digests = vec![[0u8; 32]; slices.len()];
-        py.detach(|| engine.hash_slices_into(options.mode.as_mode(), &slices, &mut digests))
+        let length = options.length;
+        let mut outputs = output_buffer(slices.len(), length).map_err(to_py)?;
+        let mode = options.mode.as_mode();
+        py.detach(|| engine.hash_slices_xof_into(mode, &slices, length, &mut outputs))
             .map_err(to_py)?;
         PyList::new(
             py,
-            digests
-                .iter()
-                .map(|digest| PyBytes::new(py, &digest[..options.length])),
+            outputs
+                .chunks_exact(length)
+                .map(|output| PyBytes::new(py, output)),
         )
     }
 
@@ -274,7 +277,7 @@ impl PyEngine {
         key: Option<&Bound<'py, PyAny>>,
         derive_key: Option<&str>,
     ) -> PyResult<Bound<'py, PyBytes>> {
-        let options = Options::parse(key, derive_key, length)?;
+        let options = Options::parse(key, derive_key, length)?.digest_only("hash_file")?;
         let engine = self.engine()?;
         let digests = py.detach(|| engine.hash_files(options.mode.as_mode(), [path]));
         match digests.into_iter().next() {
@@ -302,7 +305,7 @@ impl PyEngine {
         derive_key: Option<&str>,
         errors: &str,
     ) -> PyResult<Bound<'py, PyList>> {
-        let options = Options::parse(key, derive_key, length)?;
+        let options = Options::parse(key, derive_key, length)?.digest_only("hash_files")?;
         let skip_failed = match errors {
             "raise" => false,
             "none" => true,

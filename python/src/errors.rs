@@ -14,6 +14,8 @@ use pyo3::PyErr;
 pub fn to_py(error: Error) -> PyErr {
     match error.kind() {
         ErrorKind::OutputLength { .. }
+        | ErrorKind::XofLength
+        | ErrorKind::XofOutputLength { .. }
         | ErrorKind::OffsetsEmpty
         | ErrorKind::OffsetsDecrease { .. }
         | ErrorKind::OffsetOutOfBounds { .. }

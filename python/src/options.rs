@@ -29,9 +29,28 @@ impl OwnedMode {
 #[derive(Clone, Debug)]
 pub struct Options {
     pub mode: OwnedMode,
-    /// Bytes kept of each 32-byte digest, 1..=32. BLAKE3's output is an
-    /// extendable output function, so a shorter digest is a prefix.
+    /// Output bytes per input, 1..=`MAX_LENGTH`: BLAKE3's output is an
+    /// extendable output function, whose first 32 bytes are the digest, so
+    /// a shorter output is a prefix of it and a longer one extends it.
     pub length: usize,
+}
+
+/// The longest output per input: the widest Arrow `FixedSizeBinary`.
+const MAX_LENGTH: usize = i32::MAX as usize;
+
+impl Options {
+    /// Fails for an output over the 32-byte digest where a call gives only
+    /// digests (the files' calls).
+    pub fn digest_only(self, call: &str) -> PyResult<Options> {
+        if self.length > 32 {
+            return Err(PyValueError::new_err(format!(
+                "length={} is over 32: {call} gives at most the 32-byte digest of each file; \
+                 for extended output read the files and call hash_many(length=...)",
+                self.length
+            )));
+        }
+        Ok(self)
+    }
 }
 
 impl Options {
@@ -40,9 +59,10 @@ impl Options {
         derive_key: Option<&str>,
         length: usize,
     ) -> PyResult<Options> {
-        if !(1..=32).contains(&length) {
+        if !(1..=MAX_LENGTH).contains(&length) {
             return Err(PyValueError::new_err(format!(
-                "length={length} is out of range: give 1 to 32 bytes of the digest"
+                "length={length} is out of range: give 1 to {MAX_LENGTH} bytes \
+                 (32 is the digest, fewer its prefix, more BLAKE3's extended output)"
             )));
         }
         let mode = match (key, derive_key) {

@@ -60,14 +60,21 @@ def test_key_and_derive_key_together_are_a_value_error():
         bb.hash_arrow(COLUMN, key=b"k" * 32, derive_key="context")
 
 
-@pytest.mark.parametrize("length", [0, 33, 64])
-def test_a_length_out_of_range_is_a_value_error(length):
-    with pytest.raises(ValueError, match="1 to 32"):
+@pytest.mark.parametrize("length", [0, 2**31])
+def test_a_length_of_zero_or_past_arrows_widest_is_a_value_error(length):
+    with pytest.raises(ValueError, match="1 to 2147483647"):
         bb.hash_arrow(COLUMN, length=length)
-    with pytest.raises(ValueError, match="1 to 32"):
+    with pytest.raises(ValueError, match="1 to 2147483647"):
         bb.hash_many([b"a"], length=length)
-    with pytest.raises(ValueError, match="1 to 32"):
+    with pytest.raises(ValueError, match="1 to 2147483647"):
         bb.hash_records(np.zeros((1, 1), np.uint8), length=length)
+
+
+def test_extended_output_too_large_to_hold_is_a_memory_error():
+    # 2**30 rows of 2**31 - 1 bytes: no machine holds it; nothing is hashed.
+    records = np.zeros((2**30, 0), np.uint8)
+    with pytest.raises(MemoryError, match="output"):
+        bb.hash_records(records, length=2**31 - 1)
 
 
 def test_a_negative_length_is_an_error():

@@ -29,12 +29,12 @@ modes = st.sampled_from(["hash", "keyed_hash", "derive_key"])
 
 def reference(data, mode, length):
     if mode == "keyed_hash":
-        digest = blake3.blake3(data, key=KEY).digest()
+        hasher = blake3.blake3(data, key=KEY)
     elif mode == "derive_key":
-        digest = blake3.blake3(data, derive_key_context=CONTEXT).digest()
+        hasher = blake3.blake3(data, derive_key_context=CONTEXT)
     else:
-        digest = blake3.blake3(data).digest()
-    return digest[:length]
+        hasher = blake3.blake3(data)
+    return hasher.digest(length)
 
 
 def kwargs_of(mode):
@@ -64,7 +64,7 @@ def as_bytes(value):
     seed=st.integers(0, 2**32 - 1),
     arrow_type=st.sampled_from(ARROW_TYPES),
     mode=modes,
-    length=st.integers(1, 32),
+    length=st.integers(1, 200),
     cut=st.tuples(st.integers(0, 200), st.integers(0, 200)),
     chunks=st.integers(1, 4),
 )
@@ -119,9 +119,17 @@ def test_fixed_size_binary_and_records_match_blake3(size, count, nulls, seed, mo
     assert got.shape == (count, 32)
     assert [bytes(r) for r in got] == [reference(r, mode, 32) for r in rows[offset:]]
 
+    # Extended output, both as an Arrow column and from records.
+    length = 33 + seed % 100
+    expected = [None if m else reference(r, mode, length) for r, m in zip(rows, mask)][offset:]
+    assert bb.hash_arrow(column, length=length, **kwargs_of(mode)).to_pylist() == expected
+    got = bb.hash_records(np.ascontiguousarray(records[offset:]), length=length, **kwargs_of(mode))
+    assert got.shape == (count, length)
+    assert [bytes(r) for r in got] == [reference(r, mode, length) for r in rows[offset:]]
+
 
 @settings(max_examples=60, deadline=None)
-@given(row_lengths=st.lists(lengths, max_size=100), seed=st.integers(0, 2**32 - 1), mode=modes, length=st.integers(1, 32))
+@given(row_lengths=st.lists(lengths, max_size=100), seed=st.integers(0, 2**32 - 1), mode=modes, length=st.integers(1, 200))
 def test_hash_many_matches_blake3_for_every_bytes_like(row_lengths, seed, mode, length):
     values = values_of(row_lengths, seed, text=False)
     items = [[bytes, bytearray, memoryview][i % 3](v) for i, v in enumerate(values)]

@@ -28,6 +28,9 @@ def test_hash_column_adds_the_digest_to_a_batch_in_process():
     out = bb.ray.HashColumn("text", out="d", threads=1)(table)
     assert out.column_names == ["text", "n", "d"]
     assert out["d"].to_pylist() == [blake3.blake3(b"a").digest(), None, blake3.blake3(b"b").digest()]
+    wide = bb.ray.HashColumn("text", out="d", length=64)(table)
+    assert wide["d"].type == pa.binary(64)
+    assert wide["d"].to_pylist() == [blake3.blake3(b"a").digest(64), None, blake3.blake3(b"b").digest(64)]
     keys = bb.ray.HashColumn("text", out="d", as_u64=True)(table.to_batches()[0])
     assert keys["d"].to_pylist()[0] == int.from_bytes(blake3.blake3(b"a").digest()[:8], "little")
     with pytest.raises(KeyError, match="no column 'body'"):
@@ -89,6 +92,8 @@ def test_hash_files_adds_each_files_digest_in_process(tmp_path):
     assert bb.ray.HashFiles(errors="none")(with_missing)["blake3"].to_pylist() == [expected[1], None]
     with pytest.raises(ValueError, match="errors"):
         bb.ray.HashFiles(errors="skip")
+    with pytest.raises(ValueError, match="over 32"):
+        bb.ray.HashFiles(length=64)
     with pytest.raises(KeyError, match="no column 'path'"):
         bb.ray.HashFiles()(pa.table({"file": paths}))
 

@@ -75,3 +75,38 @@ def test_prefixes_and_u64_keys_are_the_digest_read_short(mode, vectors):
     keys = bb.hash_arrow_u64(column, **kwargs)
     assert keys.type == pa.uint64()
     assert keys.to_pylist() == [int.from_bytes(d[:8], "little") for d in full]
+
+
+@pytest.mark.parametrize("engine", engines())
+@pytest.mark.parametrize("mode", MODES)
+def test_extended_output_is_every_vectors_131_bytes(engine, mode, vectors):
+    cases = vectors["cases"]
+    inputs = [vector_input(case["input_len"]) for case in cases]
+    kwargs = mode_kwargs(mode, vectors)
+    for length in [33, 64, 65, 131]:
+        expected = [bytes.fromhex(case[mode])[:length] for case in cases]
+        assert engine.hash_many(inputs, length=length, **kwargs) == expected, length
+        for arrow_type in [pa.binary(), pa.large_string(), pa.binary_view()]:
+            values = [data.decode("latin-1") for data in inputs] if arrow_type == pa.large_string() else inputs
+            column = pa.array(values, type=arrow_type)
+            if arrow_type == pa.large_string():
+                # latin-1 text re-encodes as UTF-8: compare with blake3-py.
+                want = [blake3_xof(value.encode(), mode, vectors, length) for value in values]
+            else:
+                want = expected
+            got = engine.hash_arrow(column, length=length, **kwargs)
+            assert got.type == pa.binary(length)
+            assert got.to_pylist() == want, (arrow_type, length)
+        for data, want in zip(inputs, expected):
+            records = np.frombuffer(data * 2, dtype=np.uint8).reshape(2, len(data))
+            got = engine.hash_records(records, length=length, **kwargs)
+            assert got.shape == (2, length)
+            assert [bytes(row) for row in got] == [want] * 2, (len(data), length)
+
+
+def blake3_xof(data, mode, vectors, length):
+    if mode == "keyed_hash":
+        return blake3.blake3(data, key=vectors["key"].encode()).digest(length)
+    if mode == "derive_key":
+        return blake3.blake3(data, derive_key_context=vectors["context_string"]).digest(length)
+    return blake3.blake3(data).digest(length)

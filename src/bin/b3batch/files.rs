@@ -78,7 +78,8 @@ impl Digest {
     }
 }
 
-fn put(bytes: &[u8], encoding: Encoding, out: &mut impl Write) -> io::Result<()> {
+/// Writes `bytes` raw or as hex.
+pub fn put(bytes: &[u8], encoding: Encoding, out: &mut impl Write) -> io::Result<()> {
     match encoding {
         Encoding::Raw => out.write_all(bytes),
         Encoding::Hex => write_hex(bytes, out),

@@ -12,7 +12,8 @@
 //! were read and its digests straight back, with no core packing either.
 //!
 //! `--length` over 32 asks for BLAKE3's extended output, which the engine
-//! does not give: every record then goes through `blake3`'s hasher alone.
+//! makes with `blake3` on its threads ([`Engine::hash_slices_xof_into`]);
+//! past [`BATCHED_OUTPUT`] bytes each record streams its output alone.
 
 use std::fs::File;
 use std::io::{self, Read, Write};
@@ -22,13 +23,19 @@ use std::process::ExitCode;
 use blake3_batch::{Engine, PinnedBuffer};
 use clap::{ArgGroup, Args};
 
-use crate::files::{Digest, Encoding};
+use crate::files::{put, Digest, Encoding};
 use crate::options::{CliError, GlobalArgs, HashMode, ModeArgs};
 
 /// Bytes read from the input at a time.
 pub const PIECE: usize = 8 << 20;
 /// Records hashed in one engine call, at most.
 const RECORDS_PER_BATCH: usize = 64 * 1024;
+/// Extended outputs up to this length are made by the engine, records side
+/// by side on its threads; longer ones stream from `blake3`'s output reader
+/// one record at a time, so any `--length` takes bounded memory.
+const BATCHED_OUTPUT: usize = 64 << 10;
+/// Bytes of extended output made in one engine call, at most.
+const EXTENDED_BUFFER: usize = 4 << 20;
 
 /// Options of `b3batch records`.
 #[derive(Args, Debug)]
@@ -51,8 +58,8 @@ pub struct RecordsArgs {
     #[arg(long, requires = "size")]
     allow_short: bool,
     /// Output bytes per record, before hex encoding: fewer than 32 give a
-    /// prefix of the digest, more BLAKE3's extended output (every record is
-    /// then hashed by `blake3` one at a time, not batched).
+    /// prefix of the digest, more BLAKE3's extended output (made by
+    /// `blake3` on every thread, not in SIMD lanes).
     #[arg(short = 'l', long, value_name = "LEN", default_value_t = 32)]
     length: u64,
     /// Write the raw output bytes of each record (32 unless --length says
@@ -176,6 +183,10 @@ impl<W: Write> Sink<'_, W> {
     fn hash_and_write(&mut self, batch: Batch) -> Result<(), CliError> {
         let count = batch.count();
         if self.length > 32 {
+            let batched = usize::try_from(self.length).ok();
+            if let Some(length) = batched.filter(|&length| length <= BATCHED_OUTPUT) {
+                return self.hash_extended_and_write(&batch, length);
+            }
             for index in 0..count {
                 let mut hasher = self.mode.hasher();
                 hasher.update(batch.record(index));
@@ -197,6 +208,29 @@ impl<W: Write> Sink<'_, W> {
                 self.encoding,
                 Digest::Hash(*digest),
             )?;
+        }
+        Ok(())
+    }
+
+    /// Extended output of every record of `batch` by the engine (on its
+    /// threads), in pieces whose outputs fit [`EXTENDED_BUFFER`].
+    fn hash_extended_and_write(&mut self, batch: &Batch, length: usize) -> Result<(), CliError> {
+        let records: Vec<&[u8]> = (0..batch.count())
+            .map(|index| batch.record(index))
+            .collect();
+        let per_piece = (EXTENDED_BUFFER / length).max(1);
+        let mut outputs = vec![0u8; per_piece.min(records.len()) * length];
+        for piece in records.chunks(per_piece) {
+            let outputs = &mut outputs[..piece.len() * length];
+            self.engine
+                .hash_slices_xof_into(self.mode.mode(), piece, length, outputs)
+                .map_err(|error| CliError::Message(error.to_string()))?;
+            for output in outputs.chunks_exact(length) {
+                put(output, self.encoding, &mut self.out)?;
+                if self.encoding == Encoding::Hex {
+                    self.out.write_all(b"\n")?;
+                }
+            }
         }
         Ok(())
     }
