@@ -331,7 +331,8 @@ pub fn digest_into(
     }
     let hashed = if length > 32 {
         // Extended output: `blake3` per row on the engine's threads.
-        engine.hash_slices_xof_into(mode, &rows.slices()?, length, out)
+        rows.slices()
+            .and_then(|slices| engine.hash_slices_xof_into(mode, &slices, length, out))
     } else if length == 32 {
         // Full digests go straight into the output buffer (where the GPU
         // may copy them itself, in pinned memory).

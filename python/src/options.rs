@@ -39,21 +39,6 @@ pub struct Options {
 const MAX_LENGTH: usize = i32::MAX as usize;
 
 impl Options {
-    /// Fails for an output over the 32-byte digest where a call gives only
-    /// digests (the files' calls).
-    pub fn digest_only(self, call: &str) -> PyResult<Options> {
-        if self.length > 32 {
-            return Err(PyValueError::new_err(format!(
-                "length={} is over 32: {call} gives at most the 32-byte digest of each file; \
-                 for extended output read the files and call hash_many(length=...)",
-                self.length
-            )));
-        }
-        Ok(self)
-    }
-}
-
-impl Options {
     pub fn parse(
         key: Option<&Bound<'_, PyAny>>,
         derive_key: Option<&str>,
@@ -76,6 +61,19 @@ impl Options {
             (None, None) => OwnedMode::Hash,
         };
         Ok(Options { mode, length })
+    }
+
+    /// Fails for an output over the 32-byte digest where a call gives only
+    /// digests (the files' calls).
+    pub fn digest_only(self, call: &str) -> PyResult<Options> {
+        if self.length > 32 {
+            return Err(PyValueError::new_err(format!(
+                "length={} is over 32: {call} gives at most the 32-byte digest of each file; \
+                 for extended output read the files and call hash_many(length=...)",
+                self.length
+            )));
+        }
+        Ok(self)
     }
 }
 
