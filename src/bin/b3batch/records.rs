@@ -227,9 +227,7 @@ impl<W: Write> Sink<'_, W> {
                 .map_err(|error| CliError::Message(error.to_string()))?;
             for output in outputs.chunks_exact(length) {
                 put(output, self.encoding, &mut self.out)?;
-                if self.encoding == Encoding::Hex {
-                    self.out.write_all(b"\n")?;
-                }
+                end_record(&mut self.out, self.encoding)?;
             }
         }
         Ok(())
@@ -250,6 +248,12 @@ fn write_digest(
     digest: Digest,
 ) -> Result<(), CliError> {
     digest.write(length, encoding, out)?;
+    end_record(out, encoding)
+}
+
+/// Ends one record's output: a hex line ends with a newline, raw bytes
+/// run on.
+fn end_record(out: &mut impl Write, encoding: Encoding) -> Result<(), CliError> {
     if encoding == Encoding::Hex {
         out.write_all(b"\n")?;
     }
