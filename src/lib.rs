@@ -116,6 +116,30 @@ pub fn hash_slices_xof_into<B: AsRef<[u8]> + Sync>(
     Engine::shared().hash_slices_xof_into(mode, blobs, length, out)
 }
 
+/// Writes `length` bytes of BLAKE3's extended output per packed blob into
+/// `out`. See [`Engine::hash_packed_xof_into`].
+pub fn hash_packed_xof_into<O: Offset>(
+    mode: Mode,
+    data: &[u8],
+    offsets: &[O],
+    length: usize,
+    out: &mut [u8],
+) -> Result<(), Error> {
+    Engine::shared().hash_packed_xof_into(mode, data, offsets, length, out)
+}
+
+/// Writes `length` bytes of BLAKE3's extended output per fixed-size record
+/// into `out`. See [`Engine::hash_records_xof_into`].
+pub fn hash_records_xof_into(
+    mode: Mode,
+    data: &[u8],
+    record_size: usize,
+    length: usize,
+    out: &mut [u8],
+) -> Result<(), Error> {
+    Engine::shared().hash_records_xof_into(mode, data, record_size, length, out)
+}
+
 /// The shared engine runs on the CPU, where a slice batch cannot fail.
 fn infallible<T>(result: Result<T, Error>) -> T {
     match result {

@@ -4,7 +4,6 @@
 //! Tested from Python through the built extension (python/tests), against
 //! blake3-py on every Arrow type, slice and null pattern.
 
-use std::ops::Range;
 use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
@@ -13,10 +12,6 @@ use arrow_array::{Array, ArrayRef, FixedSizeBinaryArray, GenericByteViewArray, U
 use arrow_buffer::{Buffer, NullBuffer, ScalarBuffer};
 use arrow_schema::DataType;
 use blake3_batch::{Engine, Error, ErrorKind, Mode};
-
-/// Rows hashed at a time when digests are cut shorter than 32 bytes, so the
-/// full digests never need more than a few MiB beside the output.
-const ROWS_PER_PIECE: usize = 1 << 17;
 
 /// Whether the engine can hash values of this Arrow type.
 pub fn is_hashable(data_type: &DataType) -> bool {
@@ -60,18 +55,6 @@ pub enum Rows<'a> {
 }
 
 impl<'a> Rows<'a> {
-    /// Every row's bytes (null rows are empty), or the error the engine
-    /// gives for offsets that decrease or run past the data.
-    fn slices(&self) -> Result<Vec<&'a [u8]>, Error> {
-        Ok(match self {
-            Rows::Packed32 { data, offsets } => packed_slices(data, offsets)?,
-            Rows::Packed64 { data, offsets } => packed_slices(data, offsets)?,
-            Rows::Records { size: 0, count, .. } => vec![&[]; *count],
-            Rows::Records { data, size, .. } => data.chunks_exact(*size).collect(),
-            Rows::Slices(slices) => slices.clone(),
-        })
-    }
-
     fn of(array: &'a dyn Array) -> Option<Rows<'a>> {
         Some(match array.data_type() {
             DataType::Binary => {
@@ -118,73 +101,40 @@ impl<'a> Rows<'a> {
         }
     }
 
-    /// Hashes rows `range` into `out` (one slot a row).
-    fn hash(
+    /// Writes `length` bytes of output of every row into `out`, back to
+    /// back (`len() * length` bytes): a prefix of the digest up to 32,
+    /// BLAKE3's extended output beyond.
+    fn hash_into(
         &self,
         engine: &Engine,
         mode: Mode,
-        range: Range<usize>,
-        out: &mut [[u8; 32]],
+        length: usize,
+        out: &mut [u8],
     ) -> Result<(), Error> {
+        if self.len() == 0 {
+            // An empty slice of an array may keep an offset past its values
+            // (as pyarrow makes them): there is nothing to check or hash.
+            return Ok(());
+        }
         match self {
             Rows::Packed32 { data, offsets } => {
-                engine.hash_packed_into(mode, data, &offsets[range.start..=range.end], out)
+                engine.hash_packed_xof_into(mode, data, offsets, length, out)
             }
             Rows::Packed64 { data, offsets } => {
-                engine.hash_packed_into(mode, data, &offsets[range.start..=range.end], out)
+                engine.hash_packed_xof_into(mode, data, offsets, length, out)
             }
             // Records of 0 bytes are all the empty input; the engine wants a
             // record size of at least 1.
-            Rows::Records { size: 0, .. } => {
-                let empty: Vec<&[u8]> = vec![&[]; range.len()];
-                engine.hash_slices_into(mode, &empty, out)
+            Rows::Records { size: 0, count, .. } => {
+                let empty: Vec<&[u8]> = vec![&[]; *count];
+                engine.hash_slices_xof_into(mode, &empty, length, out)
             }
-            Rows::Records { data, size, .. } => engine.hash_records_into(
-                mode,
-                &data[range.start * size..range.end * size],
-                *size,
-                out,
-            ),
-            Rows::Slices(slices) => engine.hash_slices_into(mode, &slices[range], out),
+            Rows::Records { data, size, count } => {
+                engine.hash_records_xof_into(mode, &data[..count * size], *size, length, out)
+            }
+            Rows::Slices(slices) => engine.hash_slices_xof_into(mode, slices, length, out),
         }
     }
-}
-
-/// The blobs that `offsets` cut `data` into, checked as the engine checks
-/// them.
-fn packed_slices<'a, O: Copy + Into<u64>>(
-    data: &'a [u8],
-    offsets: &[O],
-) -> Result<Vec<&'a [u8]>, Error> {
-    let mut slices = Vec::with_capacity(offsets.len().saturating_sub(1));
-    for (index, pair) in offsets.windows(2).enumerate() {
-        let [start, end] = [pair[0].into(), pair[1].into()];
-        if end < start {
-            let (index, previous, offset) = (index + 1, start, end);
-            return Err(ErrorKind::OffsetsDecrease {
-                index,
-                previous,
-                offset,
-            }
-            .into());
-        }
-        match usize::try_from(end)
-            .ok()
-            .and_then(|end| data.get(start as usize..end))
-        {
-            Some(blob) => slices.push(blob),
-            None => {
-                let (index, offset, data_len) = (index + 1, end, data.len());
-                return Err(ErrorKind::OffsetOutOfBounds {
-                    index,
-                    offset,
-                    data_len,
-                }
-                .into());
-            }
-        }
-    }
-    Ok(slices)
 }
 
 fn packed32<'a>(values: &'a Buffer, offsets: &'a [i32]) -> Rows<'a> {
@@ -214,27 +164,6 @@ fn views<T: ByteViewType + ?Sized>(array: &GenericByteViewArray<T>) -> Rows<'_> 
             })
             .collect(),
     )
-}
-
-/// Calls `write(first_row, digests)` for every piece of the rows in order,
-/// the digests of each piece hashed in one engine call.
-fn for_each_piece(
-    rows: &Rows,
-    engine: &Engine,
-    mode: Mode,
-    mut write: impl FnMut(usize, &[[u8; 32]]),
-) -> Result<(), Error> {
-    let count = rows.len();
-    let mut digests = vec![[0u8; 32]; count.min(ROWS_PER_PIECE)];
-    let mut start = 0;
-    while start < count {
-        let end = (start + ROWS_PER_PIECE).min(count);
-        let piece = &mut digests[..end - start];
-        rows.hash(engine, mode, start..end, piece)?;
-        write(start, piece);
-        start = end;
-    }
-    Ok(())
 }
 
 /// Digests of every row of `array`, `length` bytes each, as a
@@ -270,11 +199,11 @@ pub fn hash_array_u64(
 ) -> Option<Result<ArrayRef, Error>> {
     let rows = Rows::of(array)?;
     let mut keys = vec![0u64; rows.len()];
-    let hashed = for_each_piece(&rows, engine, mode, |start, digests| {
-        for (key, digest) in keys[start..].iter_mut().zip(digests) {
-            *key = u64::from_le_bytes(digest[..8].try_into().expect("8 bytes"));
-        }
-    });
+    // Each key's 8 bytes are the digest's first 8, read little-endian.
+    let hashed = rows.hash_into(engine, mode, 8, bytemuck::cast_slice_mut(&mut keys));
+    for key in &mut keys {
+        *key = u64::from_le(*key);
+    }
     Some(hashed.map(|()| {
         let nulls = array.logical_nulls();
         for row in null_rows(nulls.as_ref()) {
@@ -284,7 +213,7 @@ pub fn hash_array_u64(
     }))
 }
 
-/// `length` bytes of every row's digest, back to back.
+/// `length` bytes of every row's output, back to back.
 pub fn digest_bytes(
     engine: &Engine,
     mode: Mode,
@@ -314,7 +243,7 @@ pub fn output_buffer(count: usize, length: usize) -> Result<Vec<u8>, Error> {
     Ok(buffer)
 }
 
-/// Writes `length` bytes of every row's digest, back to back, into `out`
+/// Writes `length` bytes of every row's output, back to back, into `out`
 /// (`rows.len() * length` bytes). Where the engine fails, `out` is left
 /// all zeros: no row holds a digest that could be taken for its own.
 pub fn digest_into(
@@ -325,27 +254,9 @@ pub fn digest_into(
     out: &mut [u8],
 ) -> Result<(), Error> {
     debug_assert_eq!(out.len(), rows.len() * length);
-    let count = rows.len();
-    if count == 0 {
-        return Ok(());
-    }
-    let hashed = if length > 32 {
-        // Extended output: `blake3` per row on the engine's threads.
-        rows.slices()
-            .and_then(|slices| engine.hash_slices_xof_into(mode, &slices, length, out))
-    } else if length == 32 {
-        // Full digests go straight into the output buffer (where the GPU
-        // may copy them itself, in pinned memory).
-        let slots: &mut [[u8; 32]] = bytemuck::cast_slice_mut(out);
-        rows.hash(engine, mode, 0..count, slots)
-    } else {
-        for_each_piece(rows, engine, mode, |start, digests| {
-            let out = &mut out[start * length..(start + digests.len()) * length];
-            for (slot, digest) in out.chunks_exact_mut(length).zip(digests) {
-                slot.copy_from_slice(&digest[..length]);
-            }
-        })
-    };
+    // The engine writes full digests straight into `out` (where the GPU may
+    // copy them itself, in pinned memory).
+    let hashed = rows.hash_into(engine, mode, length, out);
     if hashed.is_err() {
         out.fill(0);
     }

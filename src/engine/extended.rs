@@ -1,11 +1,14 @@
-//! Outputs of any length per blob ([`Engine::hash_slices_xof_into`]):
-//! BLAKE3's extended output, whose first 32 bytes are the digest. Up to
-//! 32 bytes are a prefix of the digest and take the engine's own path on
-//! its backend; longer outputs need the root node's compression repeated
-//! with a counter, which the lane kernels do not keep, so every blob is
-//! hashed by `blake3` whole, blobs spread over the engine's threads.
+//! Outputs of any length per blob, in every layout
+//! ([`Engine::hash_slices_xof_into`], [`Engine::hash_packed_xof_into`],
+//! [`Engine::hash_records_xof_into`]): BLAKE3's extended output, whose
+//! first 32 bytes are the digest. Up to 32 bytes are a prefix of the
+//! digest and take the engine's own path on its backend; longer outputs
+//! need the root node's compression repeated with a counter, which the
+//! lane kernels do not keep, so every blob is hashed by `blake3` whole,
+//! blobs spread over the engine's threads.
 
 use super::Engine;
+use crate::blobs::{BlobSource, Offset, Records, Slices, Span};
 use crate::error::{Error, ErrorKind};
 use crate::mode::Mode;
 
@@ -14,7 +17,7 @@ use crate::mode::Mode;
 /// few enough that threads share a batch of mixed lengths evenly.
 const BLOBS_PER_TASK: usize = 256;
 /// Blobs hashed into one temporary buffer of digests at a time for
-/// outputs of up to 32 bytes.
+/// outputs of under 32 bytes.
 const BLOBS_PER_PIECE: usize = 1 << 16;
 
 impl Engine {
@@ -53,48 +56,117 @@ impl Engine {
         length: usize,
         out: &mut [u8],
     ) -> Result<(), Error> {
-        if length == 0 {
-            return Err(ErrorKind::XofLength.into());
+        check_length(length)?;
+        self.xof_into(mode, &Slices(blobs), length, out)
+    }
+
+    /// [`hash_slices_xof_into`](Self::hash_slices_xof_into) for packed
+    /// blobs, Arrow style, as [`hash_packed_into`](Self::hash_packed_into)
+    /// takes them: blob `i` is `data[offsets[i]..offsets[i + 1]]`. Offsets
+    /// that decrease or run past `data` are an error, reported before a
+    /// wrong length of `out`.
+    ///
+    /// ```
+    /// use blake3_batch::{Engine, Mode};
+    ///
+    /// let engine = Engine::builder().build()?;
+    /// let mut out = [0u8; 2 * 48];
+    /// engine.hash_packed_xof_into(Mode::Hash, b"adagrace", &[0u32, 3, 8], 48, &mut out)?;
+    /// let mut want = [0u8; 48];
+    /// blake3::Hasher::new().update(b"ada").finalize_xof().fill(&mut want);
+    /// assert_eq!(out[..48], want);
+    /// # Ok::<(), blake3_batch::Error>(())
+    /// ```
+    pub fn hash_packed_xof_into<O: Offset>(
+        &self,
+        mode: Mode,
+        data: &[u8],
+        offsets: &[O],
+        length: usize,
+        out: &mut [u8],
+    ) -> Result<(), Error> {
+        check_length(length)?;
+        let blobs = offsets.len().saturating_sub(1);
+        if length == 32 && !offsets.is_empty() && out.len() == blobs * 32 {
+            // Full digests take the packed path itself, which checks the
+            // offsets as it hashes where that pays.
+            let (slots, _) = out.as_chunks_mut::<32>();
+            return self.hash_packed_into(mode, data, offsets, slots);
         }
-        let expected = blobs.len().checked_mul(length);
-        if expected != Some(out.len()) {
+        let packed = self.checked_packed(data, offsets)?;
+        self.xof_into(mode, &packed, length, out)
+    }
+
+    /// [`hash_slices_xof_into`](Self::hash_slices_xof_into) for `data` cut
+    /// into records of `record_size` bytes, as
+    /// [`hash_records_into`](Self::hash_records_into) takes them.
+    ///
+    /// ```
+    /// use blake3_batch::{Engine, Mode};
+    ///
+    /// let engine = Engine::builder().build()?;
+    /// let mut out = [0u8; 3 * 16];
+    /// engine.hash_records_xof_into(Mode::Hash, &[5u8; 12], 4, 16, &mut out)?;
+    /// assert_eq!(out[32..], blake3::hash(&[5; 4]).as_bytes()[..16]);
+    /// # Ok::<(), blake3_batch::Error>(())
+    /// ```
+    pub fn hash_records_xof_into(
+        &self,
+        mode: Mode,
+        data: &[u8],
+        record_size: usize,
+        length: usize,
+        out: &mut [u8],
+    ) -> Result<(), Error> {
+        check_length(length)?;
+        self.xof_into(mode, &Records::new(data, record_size)?, length, out)
+    }
+
+    /// `length` bytes of output of every blob of a validated `source`.
+    fn xof_into<S: BlobSource>(
+        &self,
+        mode: Mode,
+        source: &S,
+        length: usize,
+        out: &mut [u8],
+    ) -> Result<(), Error> {
+        let blobs = source.count();
+        if blobs.checked_mul(length) != Some(out.len()) {
             return Err(ErrorKind::XofOutputLength {
-                blobs: blobs.len(),
+                blobs,
                 length,
                 actual: out.len(),
             }
             .into());
         }
-        if length <= 32 {
-            self.digest_prefixes(mode, blobs, length, out)
-        } else {
-            self.extended_outputs(mode, blobs, length, out);
-            Ok(())
+        match length {
+            // `out` is a whole number of digests: checked above.
+            32 => self.run(mode, source, out.as_chunks_mut::<32>().0),
+            0..32 => self.digest_prefixes(mode, source, length, out),
+            _ => {
+                self.extended_outputs(mode, source, length, out);
+                Ok(())
+            }
         }
     }
 
-    /// The first `length` (≤ 32) bytes of every digest, hashed on the
+    /// The first `length` (< 32) bytes of every digest, hashed on the
     /// backend in pieces; `out` is written only once every piece is hashed.
-    fn digest_prefixes<B: AsRef<[u8]> + Sync>(
+    fn digest_prefixes<S: BlobSource>(
         &self,
         mode: Mode,
-        blobs: &[B],
+        source: &S,
         length: usize,
         out: &mut [u8],
     ) -> Result<(), Error> {
-        if length == 32 {
-            // `out` is a whole number of digests: checked by the caller.
-            let (slots, _) = out.as_chunks_mut::<32>();
-            return self.hash_slices_into(mode, blobs, slots);
-        }
+        let blobs = source.count();
         let mut prefixes = vec![0u8; out.len()];
-        let mut digests = vec![[0u8; 32]; blobs.len().min(BLOBS_PER_PIECE)];
-        for (piece, prefixes) in blobs
-            .chunks(BLOBS_PER_PIECE)
-            .zip(prefixes.chunks_mut(BLOBS_PER_PIECE * length))
-        {
-            let digests = &mut digests[..piece.len()];
-            self.hash_slices_into(mode, piece, digests)?;
+        let mut digests = vec![[0u8; 32]; blobs.min(BLOBS_PER_PIECE)];
+        let starts = (0..blobs).step_by(BLOBS_PER_PIECE);
+        for (start, prefixes) in starts.zip(prefixes.chunks_mut(BLOBS_PER_PIECE * length)) {
+            let len = prefixes.len() / length;
+            let digests = &mut digests[..len];
+            self.run(mode, &Span { source, start, len }, digests)?;
             for (prefix, digest) in prefixes.chunks_exact_mut(length).zip(digests.iter()) {
                 prefix.copy_from_slice(&digest[..length]);
             }
@@ -105,10 +177,10 @@ impl Engine {
 
     /// `length` (> 32) bytes of extended output of every blob, by `blake3`
     /// on the engine's threads.
-    fn extended_outputs<B: AsRef<[u8]> + Sync>(
+    fn extended_outputs<S: BlobSource>(
         &self,
         mode: Mode,
-        blobs: &[B],
+        source: &S,
         length: usize,
         out: &mut [u8],
     ) {
@@ -118,16 +190,24 @@ impl Engine {
             Mode::KeyedHash(key) => blake3::Hasher::new_keyed(key),
             Mode::DeriveKey(context) => blake3::Hasher::new_derive_key(context),
         };
-        let tasks: Vec<_> = blobs
-            .chunks(BLOBS_PER_TASK)
+        let tasks: Vec<_> = (0..source.count())
+            .step_by(BLOBS_PER_TASK)
             .zip(out.chunks_mut(BLOBS_PER_TASK * length))
             .collect();
-        self.cpu_threads().for_each(tasks, |(blobs, out)| {
-            for (blob, output) in blobs.iter().zip(out.chunks_exact_mut(length)) {
+        self.cpu_threads().for_each(tasks, |(first, out)| {
+            for (index, output) in (first..).zip(out.chunks_exact_mut(length)) {
                 let mut hasher = hasher.clone();
-                hasher.update(blob.as_ref());
+                hasher.update(source.blob(index));
                 hasher.finalize_xof().fill(output);
             }
         });
+    }
+}
+
+/// An output length of at least one byte.
+fn check_length(length: usize) -> Result<(), Error> {
+    match length {
+        0 => Err(ErrorKind::XofLength.into()),
+        _ => Ok(()),
     }
 }

@@ -12,7 +12,7 @@
 //! were read and its digests straight back, with no core packing either.
 //!
 //! `--length` over 32 asks for BLAKE3's extended output, which the engine
-//! makes with `blake3` on its threads ([`Engine::hash_slices_xof_into`]);
+//! makes with `blake3` on its threads ([`Engine::hash_records_xof_into`]);
 //! past [`BATCHED_OUTPUT`] bytes each record streams its output alone.
 
 use std::fs::File;
@@ -215,16 +215,26 @@ impl<W: Write> Sink<'_, W> {
     /// Extended output of every record of `batch` by the engine (on its
     /// threads), in pieces whose outputs fit [`EXTENDED_BUFFER`].
     fn hash_extended_and_write(&mut self, batch: &Batch, length: usize) -> Result<(), CliError> {
-        let records: Vec<&[u8]> = (0..batch.count())
-            .map(|index| batch.record(index))
-            .collect();
         let per_piece = (EXTENDED_BUFFER / length).max(1);
-        let mut outputs = vec![0u8; per_piece.min(records.len()) * length];
-        for piece in records.chunks(per_piece) {
-            let outputs = &mut outputs[..piece.len() * length];
-            self.engine
-                .hash_slices_xof_into(self.mode.mode(), piece, length, outputs)
-                .map_err(|error| CliError::Message(error.to_string()))?;
+        let mut outputs = vec![0u8; per_piece.min(batch.count()) * length];
+        let mode = self.mode.mode();
+        for start in (0..batch.count()).step_by(per_piece) {
+            let end = (start + per_piece).min(batch.count());
+            let outputs = &mut outputs[..(end - start) * length];
+            match batch {
+                Batch::Sized { data, size } => self.engine.hash_records_xof_into(
+                    mode,
+                    &data[start * size..end * size],
+                    *size,
+                    length,
+                    outputs,
+                ),
+                Batch::Slices(records) => {
+                    self.engine
+                        .hash_slices_xof_into(mode, &records[start..end], length, outputs)
+                }
+            }
+            .map_err(|error| CliError::Message(error.to_string()))?;
             for output in outputs.chunks_exact(length) {
                 put(output, self.encoding, &mut self.out)?;
                 end_record(&mut self.out, self.encoding)?;
