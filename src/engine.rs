@@ -25,7 +25,7 @@ mod files;
 mod input;
 mod stream;
 
-pub use files::{FileDigest, FileHasher};
+pub use files::{FileDigest, FileHasher, FileOutput};
 
 /// Offsets from which a packed batch on several CPU threads is checked by
 /// those threads ([`crate::offsets::SharedCheck`]) rather than by the caller

@@ -33,10 +33,10 @@ mod pinned;
 mod profile;
 mod scheduler;
 
-pub use blake3::Hash;
+pub use blake3::{Hash, OutputReader};
 pub use blobs::Offset;
 pub use cpu::{CpuBackend, CPU_BACKEND_ENV};
-pub use engine::{Backend, Engine, EngineBuilder, FileDigest, FileHasher};
+pub use engine::{Backend, Engine, EngineBuilder, FileDigest, FileHasher, FileOutput};
 pub use error::{Error, ErrorKind};
 pub use gpu::{gpu_adapters, GpuDeviceType, GpuInfo, GpuTimings, GpuUpload};
 #[cfg(feature = "gpu")]

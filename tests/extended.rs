@@ -6,19 +6,7 @@
 mod common;
 
 use blake3_batch::{Backend, Engine, Error, ErrorKind, Mode};
-use common::{all_engines, pack, vector_input, vectors, xorshift};
-
-/// `length` bytes of `blake3`'s extended output of `data` in `mode`.
-fn reference_xof(mode: Mode, data: &[u8], length: usize) -> Vec<u8> {
-    let mut hasher = match mode {
-        Mode::Hash => blake3::Hasher::new(),
-        Mode::KeyedHash(key) => blake3::Hasher::new_keyed(key),
-        Mode::DeriveKey(context) => blake3::Hasher::new_derive_key(context),
-    };
-    let mut out = vec![0u8; length];
-    hasher.update(data).finalize_xof().fill(&mut out);
-    out
-}
+use common::{all_engines, pack, reference_xof, vector_input, vectors, xorshift};
 
 /// `length` bytes of output per blob from every layout that can hold
 /// `blobs`: slices; packed, with `u32` and `u64` offsets that start above 0

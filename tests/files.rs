@@ -11,7 +11,7 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use blake3_batch::{Backend, Engine, Error, ErrorKind, FileDigest, Mode};
-use common::{gpu_engine, reference, vector_input, xorshift};
+use common::{gpu_engine, read_xof, reference, reference_xof, vector_input, xorshift};
 
 /// Files over this size are read in pieces (`src/engine/files.rs`)...
 const READ_PIECE: usize = 1 << 20;
@@ -74,6 +74,28 @@ fn assert_digests_of(
     }
 }
 
+/// Asserts that every extended output is `blake3`'s for its file's
+/// `contents` (100 bytes of it: past one output block).
+fn assert_outputs_of(
+    name: &str,
+    mode: Mode,
+    contents: &[Vec<u8>],
+    outputs: Vec<Result<blake3::OutputReader, Error>>,
+) {
+    assert_eq!(outputs.len(), contents.len(), "{name}");
+    for (index, (content, output)) in contents.iter().zip(outputs).enumerate() {
+        let len = content.len();
+        match output {
+            Ok(output) => assert_eq!(
+                read_xof(output, 100),
+                reference_xof(mode, content, 100),
+                "{name}: file {index} ({len} bytes), {mode:?}, extended"
+            ),
+            Err(error) => panic!("{name}: file {index} ({len} bytes): {error}"),
+        }
+    }
+}
+
 /// Lengths batched whole and in pieces, and streamed: empty, one block,
 /// one chunk and a byte over, a piece and a byte either side, the largest
 /// batched file (a batch of its own) and a byte more (a stream of four CPU
@@ -125,6 +147,8 @@ fn batched_and_streamed_files_match_blake3_on_the_cpu_and_the_gpu() {
         for mode in modes() {
             let digests = engine.hash_files(mode, &paths);
             assert_digests_of(name, mode, &paths, &contents, &digests);
+            let outputs = engine.hash_files_xof(mode, &paths);
+            assert_outputs_of(name, mode, &contents, outputs);
         }
     }
 }
@@ -245,6 +269,19 @@ fn files_that_cannot_be_hashed_get_their_error_among_the_others_digests() {
             message.starts_with(&format!("{}: ", missing.display())),
             "{message}"
         );
+        // Extended outputs fail alike, the others' outputs all the same.
+        let outputs = engine.hash_files_xof(Mode::Hash, &paths);
+        for (index, (output, digest)) in outputs.into_iter().zip(&digests).enumerate() {
+            match (output, digest) {
+                (Ok(output), Ok(_)) => {
+                    let content = fs::read(&paths[index]).unwrap();
+                    let expected = reference_xof(Mode::Hash, &content, 80);
+                    assert_eq!(read_xof(output, 80), expected, "{name}: {index}");
+                }
+                (Err(extended), Err(error)) => assert_eq!(extended, *error, "{name}: {index}"),
+                _ => panic!("{name}: file {index} is hashed one way and not the other"),
+            }
+        }
     }
     #[cfg(unix)]
     {

@@ -1,4 +1,5 @@
-//! `Engine::hash_reader` and `Engine::hash_file`: one input of any length,
+//! `Engine::hash_reader` and `Engine::hash_file` (and their extended
+//! outputs, `_xof`): one input of any length,
 //! read in windows, against `blake3` in every mode on the CPU and the GPU,
 //! at the lengths where windows and subtrees begin and end; reads that come
 //! short or are interrupted; a reader that fails; files whose cursor is
@@ -10,7 +11,7 @@ use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom, Write};
 
 use blake3_batch::{Backend, Engine, ErrorKind, Mode};
-use common::{gpu_engine, reference, vector_input};
+use common::{gpu_engine, read_xof, reference, reference_xof, vector_input};
 
 /// The CPU's windows (`src/engine/stream.rs`).
 const CPU_WINDOW: usize = 16 << 20;
@@ -79,6 +80,13 @@ fn check(engine: &Engine, name: &str, data: &[u8], lengths: &[usize]) {
                 digest,
                 reference(mode, input),
                 "{name}: {len} bytes, {mode:?}"
+            );
+            // Past two output blocks of the root.
+            let output = engine.hash_reader_xof(mode, input).unwrap();
+            assert_eq!(
+                read_xof(output, 131),
+                reference_xof(mode, input, 131),
+                "{name}: {len} bytes, {mode:?}, extended"
             );
         }
     }
@@ -209,6 +217,10 @@ fn a_reader_that_fails_gives_a_read_error_and_no_digest() {
             let error = engine
                 .hash_reader(Mode::Hash, Failing { data: &data[..len] })
                 .expect_err("the reader fails");
+            let extended = engine
+                .hash_reader_xof(Mode::Hash, Failing { data: &data[..len] })
+                .expect_err("the reader fails");
+            assert_eq!(extended.kind(), error.kind(), "{name}: {len}");
             match error.kind() {
                 ErrorKind::Read { bytes, reason } => {
                     assert_eq!(*bytes, len as u64, "{name}: {len}");
@@ -239,6 +251,9 @@ fn files_match_blake3_at_window_boundaries_from_their_start() {
                 let digest = engine.hash_file(mode, &file).unwrap();
                 let expected = reference(mode, &data[..len]);
                 assert_eq!(digest, expected, "{name}: {len} bytes, {mode:?}");
+                let output = read_xof(engine.hash_file_xof(mode, &file).unwrap(), 100);
+                let expected = reference_xof(mode, &data[..len], 100);
+                assert_eq!(output, expected, "{name}: {len} bytes, {mode:?}, extended");
             }
         }
     }

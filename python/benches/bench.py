@@ -107,7 +107,7 @@ def main():
     if blake3 is not None and args.xof:
         xof_table(engine, args, rng, blake3)
     if args.files:
-        files_table(engine, args.files, args.repeat, rng, blake3)
+        files_table(engine, args.files, args.repeat, args.xof, rng, blake3)
 
 
 def xof_table(engine, args, rng, blake3):
@@ -132,10 +132,11 @@ def read(path):
         return file.read()
 
 
-def files_table(engine, count, repeat, rng, blake3):
+def files_table(engine, count, repeat, xof, rng, blake3):
     """`count` files of 100..8000 random bytes in a temporary directory
     (in the page cache after the first pass): files/s and the speedup over
-    reading and hashing each with blake3-py in a loop."""
+    reading and hashing each with blake3-py in a loop; with `xof`, also
+    their extended output of that length against blake3-py's digest(xof)."""
     with tempfile.TemporaryDirectory() as directory:
         paths = []
         for index, size in enumerate(rng.integers(100, 8001, count)):
@@ -154,6 +155,12 @@ def files_table(engine, count, repeat, rng, blake3):
             runs["blake3-py loop"] = lambda: [blake3.blake3(read(path)).digest() for path in paths]
             expected = [blake3.blake3(read(path)).digest() for path in paths]
             assert engine.hash_files(paths) == expected
+        if xof:
+            runs[f"hash_files length={xof}"] = lambda: engine.hash_files(paths, length=xof)
+        if blake3 is not None and xof:
+            runs[f"blake3-py digest({xof})"] = lambda: [blake3.blake3(read(path)).digest(xof) for path in paths]
+            expected = [blake3.blake3(read(path)).digest(xof) for path in paths]
+            assert engine.hash_files(paths, length=xof) == expected
         times = {name: best(run, repeat) for name, run in runs.items()}
         reference = times.get("blake3-py loop")
         print(f"\n{count} files of 100..8000 bytes ({total / 1e6:.0f} MB), best of {repeat}: thousand files/s (speedup over the blake3-py loop)")

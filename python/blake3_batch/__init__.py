@@ -82,10 +82,10 @@ def hash_file(
     key: Optional[Key] = None,
     derive_key: Optional[str] = None,
 ) -> bytes:
-    """The digest of the file at ``path``, as ``bytes`` of ``length`` bytes:
-    read whole (up to 64 MiB) or in windows hashed while the next is read
-    (on the GPU where the engine sends long inputs there), with the GIL
-    released. Raises
+    """The digest of the file at ``path``, as ``bytes`` of ``length`` bytes
+    (over 32: BLAKE3's extended output): read whole (up to 64 MiB) or in
+    windows hashed while the next is read (on the GPU where the engine
+    sends long inputs there), with the GIL released. Raises
     ``FileNotFoundError``, ``IsADirectoryError`` or another ``OSError``
     where the file cannot be read, or changes length while it is read."""
     return default_engine().hash_file(path, length=length, key=key, derive_key=derive_key)
@@ -101,9 +101,9 @@ def hash_files(
 ) -> List[Optional[bytes]]:
     """Digests of the files at ``paths`` (an iterable of ``str`` or
     ``os.PathLike``, or an Arrow array of strings), as a list of ``bytes``
-    of ``length`` bytes in order, ``None`` for a null path: small files
-    read side by side and hashed in batches, larger ones streamed, with
-    the GIL released. A file that
+    of ``length`` bytes in order (over 32: BLAKE3's extended output),
+    ``None`` for a null path: small files read side by side and hashed in
+    batches, larger ones streamed, with the GIL released. A file that
     cannot be read, is a directory or changes while it is read raises the
     ``OSError`` that fits once every file is hashed (``errors="raise"``),
     or gets ``None`` (``errors="none"``)."""

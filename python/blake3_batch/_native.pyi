@@ -94,5 +94,4 @@ def check_options(
     length: int = 32,
     key: Optional[_Key] = None,
     derive_key: Optional[str] = None,
-    files: bool = False,
 ) -> None: ...

@@ -107,7 +107,7 @@ class HashFiles(HashColumn):
     ) -> None:
         if errors not in ("raise", "none"):
             raise ValueError(f'errors={errors!r}: give "raise" or "none"')
-        check_options(length=length, key=key, derive_key=derive_key, files=True)
+        check_options(length=length, key=key, derive_key=derive_key)
         super().__init__(
             column, out, length=length, key=key, derive_key=derive_key, backend=backend, threads=threads
         )

@@ -264,7 +264,8 @@ impl PyEngine {
     }
 
     /// The digest of the file at `path` (a `str` or `os.PathLike`), as
-    /// `bytes` of `length` bytes, as `blake3` hashes its contents, with the
+    /// `bytes` of `length` bytes (over 32, BLAKE3's extended output), as
+    /// `blake3` hashes its contents, with the
     /// GIL released: read whole (up to 64 MiB) or in windows, each hashed
     /// on the engine's backend while the next is read, so a file of any
     /// size takes a few windows of memory.
@@ -277,11 +278,11 @@ impl PyEngine {
         key: Option<&Bound<'py, PyAny>>,
         derive_key: Option<&str>,
     ) -> PyResult<Bound<'py, PyBytes>> {
-        let options = Options::parse(key, derive_key, length)?.digest_only("hash_file")?;
+        let options = Options::parse(key, derive_key, length)?;
         let engine = self.engine()?;
-        let digests = py.detach(|| engine.hash_files(options.mode.as_mode(), [path]));
-        match digests.into_iter().next() {
-            Some(digest) => Ok(PyBytes::new(py, &digest.map_err(to_py)?[..options.length])),
+        let outputs = py.detach(|| file_outputs(&engine, &options, [path]));
+        match outputs.into_iter().next() {
+            Some(output) => output.map_err(to_py)?.into_bytes(py, options.length),
             None => Err(PyRuntimeError::new_err(
                 "internal error: no digest for the file; please report it",
             )),
@@ -290,7 +291,8 @@ impl PyEngine {
 
     /// The digests of the files at `paths` (an iterable of `str` or
     /// `os.PathLike`, or an Arrow array of strings), as a list of `bytes`
-    /// of `length` bytes in order, `None` for a null path. Files of up to
+    /// of `length` bytes in order (over 32, BLAKE3's extended output, small
+    /// files then by `blake3` on every thread), `None` for a null path. Files of up to
     /// 64 MiB are read side by side on the engine's threads and hashed in
     /// batches, larger ones streamed, all with the GIL released. A file that cannot be read, is a directory or changes
     /// while it is read raises its `OSError` (`errors="raise"`, once every
@@ -305,7 +307,7 @@ impl PyEngine {
         derive_key: Option<&str>,
         errors: &str,
     ) -> PyResult<Bound<'py, PyList>> {
-        let options = Options::parse(key, derive_key, length)?.digest_only("hash_files")?;
+        let options = Options::parse(key, derive_key, length)?;
         let skip_failed = match errors {
             "raise" => false,
             "none" => true,
@@ -318,7 +320,7 @@ impl PyEngine {
         let paths = path_list(paths)?;
         let engine = self.engine()?;
         let named = paths.iter().flatten();
-        let digests = py.detach(|| engine.hash_files(options.mode.as_mode(), named));
+        let digests = py.detach(|| file_outputs(&engine, &options, named));
         let mut digests = digests.into_iter();
         let mut items: Vec<Option<Bound<'py, PyBytes>>> = Vec::with_capacity(paths.len());
         for path in &paths {
@@ -328,7 +330,7 @@ impl PyEngine {
                 continue;
             };
             match digest {
-                Ok(digest) => items.push(Some(PyBytes::new(py, &digest[..options.length]))),
+                Ok(output) => items.push(Some(output.into_bytes(py, options.length)?)),
                 Err(error) if skip_failed && is_a_files_own(&error) => items.push(None),
                 Err(error) => return Err(to_py(error)),
             }
@@ -623,6 +625,47 @@ fn arrow_paths(paths: &Bound<'_, PyAny>) -> PyResult<Vec<Option<PathBuf>>> {
 
 /// Whether `error` is one file's own (it cannot be read, or changed), not
 /// the engine's.
+/// One file's output: its digest, or its extended output for `length`
+/// over 32.
+enum FileOutput {
+    Digest([u8; 32]),
+    Extended(blake3_batch::OutputReader),
+}
+
+impl FileOutput {
+    /// The first `length` bytes of output.
+    fn into_bytes(self, py: Python<'_>, length: usize) -> PyResult<Bound<'_, PyBytes>> {
+        match self {
+            FileOutput::Digest(digest) => Ok(PyBytes::new(py, &digest[..length])),
+            FileOutput::Extended(mut output) => PyBytes::new_with(py, length, |bytes| {
+                output.fill(bytes);
+                Ok(())
+            }),
+        }
+    }
+}
+
+/// Every file's output at `paths`, in order: digests up to 32 bytes, the
+/// engine's extended outputs beyond.
+fn file_outputs<P: AsRef<std::path::Path>>(
+    engine: &Engine,
+    options: &Options,
+    paths: impl IntoIterator<Item = P>,
+) -> Vec<Result<FileOutput, Error>> {
+    let mode = options.mode.as_mode();
+    if options.length <= 32 {
+        let digests = engine.hash_files(mode, paths).into_iter();
+        digests
+            .map(|digest| digest.map(FileOutput::Digest))
+            .collect()
+    } else {
+        let outputs = engine.hash_files_xof(mode, paths).into_iter();
+        outputs
+            .map(|output| output.map(FileOutput::Extended))
+            .collect()
+    }
+}
+
 fn is_a_files_own(error: &Error) -> bool {
     matches!(
         error.kind(),

@@ -42,21 +42,15 @@ fn default_engine(py: Python<'_>) -> PyResult<Py<PyEngine>> {
 
 /// Checks the keyword arguments a hashing call takes (`key`,
 /// `derive_key`, `length`), raising what the call would raise: for helpers
-/// that hash later, elsewhere (the Ray actors). `files=True` checks them
-/// as `hash_files` takes them (digests of at most 32 bytes).
+/// that hash later, elsewhere (the Ray actors).
 #[pyfunction]
-#[pyo3(signature = (*, length = 32, key = None, derive_key = None, files = false))]
+#[pyo3(signature = (*, length = 32, key = None, derive_key = None))]
 fn check_options(
     length: usize,
     key: Option<&Bound<'_, PyAny>>,
     derive_key: Option<&str>,
-    files: bool,
 ) -> PyResult<()> {
-    let options = options::Options::parse(key, derive_key, length)?;
-    if files {
-        options.digest_only("hash_files")?;
-    }
-    Ok(())
+    options::Options::parse(key, derive_key, length).map(drop)
 }
 
 #[pymodule]

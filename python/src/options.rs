@@ -62,19 +62,6 @@ impl Options {
         };
         Ok(Options { mode, length })
     }
-
-    /// Fails for an output over the 32-byte digest where a call gives only
-    /// digests (the files' calls).
-    pub fn digest_only(self, call: &str) -> PyResult<Options> {
-        if self.length > 32 {
-            return Err(PyValueError::new_err(format!(
-                "length={} is over 32: {call} gives at most the 32-byte digest of each file; \
-                 for extended output read the files and call hash_many(length=...)",
-                self.length
-            )));
-        }
-        Ok(self)
-    }
 }
 
 /// A 32-byte key from `bytes` or `bytearray`.

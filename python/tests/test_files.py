@@ -32,6 +32,10 @@ def test_files_match_blake3_in_every_mode(engine, size, tmp_path):
     expected = blake3.blake3(data, derive_key_context="files 2026").digest()
     assert engine.hash_file(path, derive_key="files 2026") == expected
     assert engine.hash_file(path, length=8) == blake3.blake3(data).digest()[:8]
+    # Extended output, past two output blocks.
+    assert engine.hash_file(path, length=131) == blake3.blake3(data).digest(length=131)
+    wide = engine.hash_file(path, length=100, key=KEY)
+    assert wide == blake3.blake3(data, key=KEY).digest(length=100)
 
 
 def test_the_module_function_uses_the_default_engine(tmp_path):
@@ -49,7 +53,7 @@ def test_paths_that_name_no_readable_file_raise_the_oserror_that_fits(tmp_path):
     path = tmp_path / "file"
     path.write_bytes(b"abc")
     with pytest.raises(ValueError, match="length"):
-        bb.hash_file(path, length=33)
+        bb.hash_file(path, length=0)
     with pytest.raises(ValueError, match="32 bytes"):
         bb.hash_file(path, key=b"short")
     with pytest.raises(TypeError):
@@ -87,7 +91,11 @@ def test_many_files_match_blake3_in_order_in_every_mode(engine, tmp_path):
     derived = engine.hash_files(iter(paths), derive_key="files 2026", length=5)
     expected = [blake3.blake3(c, derive_key_context="files 2026").digest()[:5] for c in contents]
     assert derived == expected
+    derived = engine.hash_files(paths, derive_key="files 2026", length=70)
+    expected = [blake3.blake3(c, derive_key_context="files 2026").digest(length=70) for c in contents]
+    assert derived == expected
     assert engine.hash_files([]) == []
+    assert engine.hash_files([], length=64) == []
 
 
 def test_more_files_than_a_batch_holds(tmp_path):
@@ -107,6 +115,10 @@ def test_files_that_cannot_be_hashed_raise_or_get_none(tmp_path):
         bb.hash_files([good, tmp_path])
     digest = blake3.blake3(b"good").digest()
     assert bb.hash_files(paths, errors="none") == [digest, None, None, digest]
+    wide = blake3.blake3(b"good").digest(length=48)
+    assert bb.hash_files(paths, errors="none", length=48) == [wide, None, None, wide]
+    with pytest.raises(FileNotFoundError, match="missing"):
+        bb.hash_files(paths, length=48)
     with pytest.raises(ValueError, match="errors"):
         bb.hash_files(paths, errors="ignore")
     with pytest.raises(TypeError, match="list of paths"):

@@ -92,8 +92,11 @@ def test_hash_files_adds_each_files_digest_in_process(tmp_path):
     assert bb.ray.HashFiles(errors="none")(with_missing)["blake3"].to_pylist() == [expected[1], None]
     with pytest.raises(ValueError, match="errors"):
         bb.ray.HashFiles(errors="skip")
-    with pytest.raises(ValueError, match="over 32"):
-        bb.ray.HashFiles(length=64)
+    wide = bb.ray.HashFiles("path", out="w", length=64)(table.to_batches()[0])
+    assert wide["w"].type == pa.binary(64)
+    assert wide["w"].to_pylist()[0] == blake3.blake3(b"").digest(length=64)
+    with pytest.raises(ValueError, match="length"):
+        bb.ray.HashFiles(length=0)
     with pytest.raises(KeyError, match="no column 'path'"):
         bb.ray.HashFiles()(pa.table({"file": paths}))
 

@@ -125,6 +125,27 @@ impl<'a> SubtreeHashing<'a> {
         let (left, right) = (merge(left, mode), merge(right, mode));
         *hazmat::merge_subtrees_root(&left, &right, mode).as_bytes()
     }
+
+    /// [`root`](Self::root)'s extended output.
+    fn root_xof(&self, children: &[ChainingValue]) -> blake3::OutputReader {
+        let mode = self.merge_mode();
+        let (left, right) = children.split_at(left_count(children.len()));
+        let (left, right) = (merge(left, mode), merge(right, mode));
+        hazmat::merge_subtrees_root_xof(&left, &right, mode)
+    }
+
+    /// The extended output of the blob `data`: hashed whole by `blake3`
+    /// up to [`SUBTREE_LEN`], beyond that in subtrees on `threads`.
+    pub(crate) fn output_reader(&self, threads: Threads, data: &[u8]) -> blake3::OutputReader {
+        if data.len() <= SUBTREE_LEN {
+            let mut hasher = self.fresh.clone();
+            hasher.update(data);
+            return hasher.finalize_xof();
+        }
+        let mut chaining_values = vec![[0u8; 32]; data.len().div_ceil(SUBTREE_LEN)];
+        self.chaining_values(threads, 0, data, SUBTREE_LEN, &mut chaining_values);
+        self.root_xof(&chaining_values)
+    }
 }
 
 /// The chaining value of the non-root subtree whose subtrees' chaining
@@ -151,6 +172,7 @@ fn left_count(count: usize) -> usize {
 /// last of one power of two of chunks, merged as they come, as `blake3`'s
 /// own hasher merges its chunks': it holds one per complete subtree of a
 /// power of two of them, so an input of any length takes a few dozen.
+#[derive(Clone)]
 pub(crate) struct SubtreeStack {
     stack: Vec<ChainingValue>,
     pushed: u64,
@@ -179,19 +201,29 @@ impl SubtreeStack {
         self.pushed += 1;
     }
 
-    /// The input's digest, from at least two subtrees: the stack merged
-    /// from its right end, the last merge the root.
-    pub(crate) fn root(mut self, hashing: &SubtreeHashing) -> [u8; 32] {
+    /// The input's digest, from at least two subtrees.
+    pub(crate) fn root(self, hashing: &SubtreeHashing) -> [u8; 32] {
+        let (left, right) = self.root_children(hashing);
+        *hazmat::merge_subtrees_root(&left, &right, hashing.merge_mode()).as_bytes()
+    }
+
+    /// The input's extended output, from at least two subtrees.
+    pub(crate) fn root_xof(self, hashing: &SubtreeHashing) -> blake3::OutputReader {
+        let (left, right) = self.root_children(hashing);
+        hazmat::merge_subtrees_root_xof(&left, &right, hashing.merge_mode())
+    }
+
+    /// The root's two children: the stack merged from its right end.
+    fn root_children(mut self, hashing: &SubtreeHashing) -> (ChainingValue, ChainingValue) {
         let mode = hashing.merge_mode();
         let mut right = self.stack.pop().expect("a root has two subtrees");
-        let left = loop {
+        loop {
             let left = self.stack.pop().expect("a root has two subtrees");
             if self.stack.is_empty() {
-                break left;
+                return (left, right);
             }
             right = hazmat::merge_subtrees_non_root(&left, &right, mode);
-        };
-        *hazmat::merge_subtrees_root(&left, &right, mode).as_bytes()
+        }
     }
 }
 
@@ -251,7 +283,42 @@ mod tests {
                         stack.push(&hashing, value);
                     }
                     let expected = mode.hash_with_blake3(input);
+                    let output = read(stack.clone().root_xof(&hashing));
                     assert_eq!(stack.root(&hashing), expected, "{mode:?} {len} {piece_len}");
+                    assert_eq!(output, xof(mode, input), "{mode:?} {len} {piece_len}");
+                }
+            }
+        }
+    }
+
+    /// 131 bytes of `output` (past two output blocks).
+    fn read(mut output: blake3::OutputReader) -> [u8; 131] {
+        let mut bytes = [0u8; 131];
+        output.fill(&mut bytes);
+        bytes
+    }
+
+    /// `blake3`'s 131 bytes of extended output of `data` in `mode`.
+    fn xof(mode: Mode, data: &[u8]) -> [u8; 131] {
+        read(mode.blake3_hasher().update(data).finalize_xof())
+    }
+
+    /// A whole blob's extended output, hashed whole or in subtrees on one
+    /// thread or two, is `blake3`'s.
+    #[test]
+    fn output_reader_gives_blake3s_extended_output() {
+        let data: Vec<u8> = (0..(3 << 18) + 7).map(|i| (i % 253) as u8).collect();
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .unwrap();
+        for mode in [Mode::Hash, Mode::DeriveKey("reader test")] {
+            let hashing = SubtreeHashing::new(mode);
+            for len in [0, 1, 1024, 1025, SUBTREE_LEN, SUBTREE_LEN + 1, data.len()] {
+                let input = &data[..len];
+                for threads in [Threads::One, Threads::Pool(&pool)] {
+                    let output = read(hashing.output_reader(threads, input));
+                    assert_eq!(output, xof(mode, input), "{mode:?} {len}");
                 }
             }
         }

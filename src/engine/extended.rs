@@ -9,6 +9,8 @@
 
 use super::Engine;
 use crate::blobs::{BlobSource, Offset, Records, Slices, Span};
+use crate::cpu::batch::Threads;
+use crate::cpu::SubtreeHashing;
 use crate::error::{Error, ErrorKind};
 use crate::mode::Mode;
 
@@ -19,6 +21,9 @@ const BLOBS_PER_TASK: usize = 256;
 /// Blobs hashed into one temporary buffer of digests at a time for
 /// outputs of under 32 bytes.
 const BLOBS_PER_PIECE: usize = 1 << 16;
+/// Blobs longer than this are hashed in subtrees over every thread for
+/// their `OutputReader`s, shorter ones by one thread each.
+const LONG_BLOB: usize = 1 << 20;
 
 impl Engine {
     /// Writes `length` bytes of output for every blob into `out`, back to
@@ -185,11 +190,7 @@ impl Engine {
         out: &mut [u8],
     ) {
         // The derive-key context is hashed once, not once per blob.
-        let hasher = match mode {
-            Mode::Hash => blake3::Hasher::new(),
-            Mode::KeyedHash(key) => blake3::Hasher::new_keyed(key),
-            Mode::DeriveKey(context) => blake3::Hasher::new_derive_key(context),
-        };
+        let hasher = mode.blake3_hasher();
         let tasks: Vec<_> = (0..source.count())
             .step_by(BLOBS_PER_TASK)
             .zip(out.chunks_mut(BLOBS_PER_TASK * length))
@@ -201,6 +202,29 @@ impl Engine {
                 hasher.finalize_xof().fill(output);
             }
         });
+    }
+}
+
+impl Engine {
+    /// Every blob's extended output as an `OutputReader`, by `blake3` on
+    /// the engine's threads: blobs of up to [`LONG_BLOB`] a thread each,
+    /// longer ones after them, each in subtrees over every thread.
+    pub(crate) fn output_readers<S: BlobSource>(
+        &self,
+        mode: Mode,
+        source: &S,
+    ) -> Vec<blake3::OutputReader> {
+        let hashing = SubtreeHashing::new(mode);
+        let threads = self.cpu_threads();
+        let indices: Vec<usize> = (0..source.count()).collect();
+        let short = threads.map(indices, |index| {
+            let blob = source.blob(index);
+            (blob.len() <= LONG_BLOB).then(|| hashing.output_reader(Threads::One, blob))
+        });
+        let outputs = (0..source.count()).zip(short).map(|(index, output)| {
+            output.unwrap_or_else(|| hashing.output_reader(threads, source.blob(index)))
+        });
+        outputs.collect()
     }
 }
 

@@ -5,13 +5,16 @@
 //! calls (open, stat, read, close) take most of the time, not the hashing,
 //! so files are opened, and runs of small files read, side by side on the
 //! engine's threads. A file that cannot be read, or that changes while it
-//! is read, gets an error, never a digest.
+//! is read, gets an error, never a digest. Extended output
+//! ([`Engine::hash_files_xof`]) takes the same path, an `OutputReader`
+//! per file.
 
 use std::fs::{File, Metadata};
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
 use super::{Backend, Engine};
+use crate::blobs::Packed;
 use crate::error::{Error, ErrorKind};
 use crate::mode::Mode;
 
@@ -39,6 +42,63 @@ const BATCH_FILES: usize = 16 * 1024;
 /// be opened or read, or is a directory), [`ErrorKind::FileChanged`], or
 /// the engine's own error where hashing failed.
 pub type FileDigest = Result<[u8; 32], Error>;
+
+/// What a [`FileHasher`] gives for each file: its 32-byte digest
+/// (`[u8; 32]`, from [`Engine::file_hasher`]), or its extended output, a
+/// [`blake3::OutputReader`] to read any number of bytes from
+/// ([`Engine::file_hasher_xof`]). Implemented by those two types only.
+pub trait FileOutput: Clone + Send + sealed::Sealed {
+    /// The outputs of the packed blobs `data` cut at `offsets` (checked
+    /// by the caller, at least two).
+    #[doc(hidden)]
+    fn hash_batch(
+        engine: &Engine,
+        mode: Mode,
+        data: &[u8],
+        offsets: &[u64],
+    ) -> Result<Vec<Self>, Error>;
+    /// The output of a file's contents, streamed.
+    #[doc(hidden)]
+    fn hash_file(engine: &Engine, mode: Mode, file: &File) -> Result<Self, Error>;
+}
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for [u8; 32] {}
+    impl Sealed for blake3::OutputReader {}
+}
+
+impl FileOutput for [u8; 32] {
+    fn hash_batch(
+        engine: &Engine,
+        mode: Mode,
+        data: &[u8],
+        offsets: &[u64],
+    ) -> Result<Vec<Self>, Error> {
+        let mut digests = vec![[0u8; 32]; offsets.len() - 1];
+        engine.hash_packed_into(mode, data, offsets, &mut digests)?;
+        Ok(digests)
+    }
+
+    fn hash_file(engine: &Engine, mode: Mode, file: &File) -> Result<Self, Error> {
+        engine.hash_file(mode, file)
+    }
+}
+
+impl FileOutput for blake3::OutputReader {
+    fn hash_batch(
+        engine: &Engine,
+        mode: Mode,
+        data: &[u8],
+        offsets: &[u64],
+    ) -> Result<Vec<Self>, Error> {
+        Ok(engine.output_readers(mode, &Packed::new(data, offsets)?))
+    }
+
+    fn hash_file(engine: &Engine, mode: Mode, file: &File) -> Result<Self, Error> {
+        engine.hash_file_xof(mode, file)
+    }
+}
 
 impl Engine {
     /// The digests of the files at `paths` in `mode`, one result per path
@@ -72,23 +132,57 @@ impl Engine {
         mode: Mode,
         paths: impl IntoIterator<Item = P>,
     ) -> Vec<FileDigest> {
-        let mut digests = Vec::new();
-        let mut collect = |(), digest| {
-            digests.push(digest);
+        self.collect_files(self.file_hasher(mode), paths)
+    }
+
+    /// [`hash_files`](Self::hash_files) with each file's extended output:
+    /// an [`OutputReader`](blake3::OutputReader) to read any number of
+    /// bytes from, whose first 32 are its digest. Small files are read as
+    /// `hash_files` reads them, then hashed by `blake3` on the CPU's
+    /// threads (not in SIMD lanes) whatever the backend; large ones stream
+    /// through [`hash_file_xof`](Self::hash_file_xof).
+    pub fn hash_files_xof<P: AsRef<Path>>(
+        &self,
+        mode: Mode,
+        paths: impl IntoIterator<Item = P>,
+    ) -> Vec<Result<blake3::OutputReader, Error>> {
+        self.collect_files(self.file_hasher_xof(mode), paths)
+    }
+
+    fn collect_files<D: FileOutput, P: AsRef<Path>>(
+        &self,
+        mut files: FileHasher<'_, (), D>,
+        paths: impl IntoIterator<Item = P>,
+    ) -> Vec<Result<D, Error>> {
+        let mut outputs = Vec::new();
+        let mut collect = |(), output| {
+            outputs.push(output);
             Ok::<(), std::convert::Infallible>(())
         };
-        let mut files = self.file_hasher(mode);
         for path in paths {
             let Ok(()) = files.push(path, (), &mut collect);
         }
         let Ok(()) = files.finish(&mut collect);
-        digests
+        outputs
     }
 
     /// A [`FileHasher`] for files in `mode`: push paths one at a time,
     /// each with a token of the caller's, and get each file's digest with
     /// its token, in the order pushed, as soon as its batch is hashed.
     pub fn file_hasher<'e, T>(&'e self, mode: Mode<'e>) -> FileHasher<'e, T> {
+        self.new_file_hasher(mode)
+    }
+
+    /// A [`FileHasher`] that gives each file's extended output, as
+    /// [`hash_files_xof`](Self::hash_files_xof) makes it.
+    pub fn file_hasher_xof<'e, T>(
+        &'e self,
+        mode: Mode<'e>,
+    ) -> FileHasher<'e, T, blake3::OutputReader> {
+        self.new_file_hasher(mode)
+    }
+
+    fn new_file_hasher<'e, T, D: FileOutput>(&'e self, mode: Mode<'e>) -> FileHasher<'e, T, D> {
         let batch_bytes = match (self.backend(), self.gpu_info()) {
             (Backend::Cpu, _) | (_, None) => CPU_BATCH_BYTES,
             _ => GPU_BATCH_BYTES,
@@ -136,7 +230,7 @@ impl Engine {
 /// # std::fs::remove_dir_all(&dir).unwrap();
 /// # Ok::<(), blake3_batch::Error>(())
 /// ```
-pub struct FileHasher<'e, T> {
+pub struct FileHasher<'e, T, D: FileOutput = [u8; 32]> {
     engine: &'e Engine,
     mode: Mode<'e>,
     /// A batch is hashed once it holds this many bytes.
@@ -150,14 +244,14 @@ pub struct FileHasher<'e, T> {
     filled: usize,
     offsets: Vec<u64>,
     /// Every file taken since the last batch, in order.
-    slots: Vec<Slot<T>>,
+    slots: Vec<Slot<T, D>>,
 }
 
-enum Slot<T> {
+enum Slot<T, D> {
     /// Blob `n` of the batch.
     Batched(T, usize),
     /// Failed before the batch.
-    Done(T, FileDigest),
+    Done(T, Result<D, Error>),
 }
 
 /// A file, opened.
@@ -169,14 +263,14 @@ enum Opening {
     Failed(Error),
 }
 
-impl<T> FileHasher<'_, T> {
+impl<T, D: FileOutput> FileHasher<'_, T, D> {
     /// Adds the file at `path`. Files are opened in groups, so its digest,
     /// and those of the files before it, may come in a later call.
     pub fn push<E>(
         &mut self,
         path: impl AsRef<Path>,
         token: T,
-        emit: &mut impl FnMut(T, FileDigest) -> Result<(), E>,
+        emit: &mut impl FnMut(T, Result<D, Error>) -> Result<(), E>,
     ) -> Result<(), E> {
         self.pending.push((path.as_ref().to_owned(), token));
         if self.pending.len() >= OPEN_GROUP {
@@ -189,7 +283,7 @@ impl<T> FileHasher<'_, T> {
     /// emitted. The hasher can then take more files.
     pub fn finish<E>(
         &mut self,
-        emit: &mut impl FnMut(T, FileDigest) -> Result<(), E>,
+        emit: &mut impl FnMut(T, Result<D, Error>) -> Result<(), E>,
     ) -> Result<(), E> {
         self.open_pending(emit)?;
         self.flush_batch(emit)
@@ -200,7 +294,7 @@ impl<T> FileHasher<'_, T> {
     /// it holds; the others streamed, or failed, in their turn.
     fn open_pending<E>(
         &mut self,
-        emit: &mut impl FnMut(T, FileDigest) -> Result<(), E>,
+        emit: &mut impl FnMut(T, Result<D, Error>) -> Result<(), E>,
     ) -> Result<(), E> {
         let (paths, tokens): (Vec<PathBuf>, Vec<T>) =
             std::mem::take(&mut self.pending).into_iter().unzip();
@@ -288,21 +382,23 @@ impl<T> FileHasher<'_, T> {
     /// Hashes the batch, and emits every digest before it in order.
     fn flush_batch<E>(
         &mut self,
-        emit: &mut impl FnMut(T, FileDigest) -> Result<(), E>,
+        emit: &mut impl FnMut(T, Result<D, Error>) -> Result<(), E>,
     ) -> Result<(), E> {
-        let mut digests = vec![[0u8; 32]; self.offsets.len() - 1];
-        let hashed = match digests.is_empty() {
-            true => Ok(()),
-            false => {
+        let hashed = match self.offsets.len() {
+            1 => Ok(Vec::new()),
+            _ => {
                 let data = &self.data[..self.filled];
-                (self.engine).hash_packed_into(self.mode, data, &self.offsets, &mut digests)
+                D::hash_batch(self.engine, self.mode, data, &self.offsets)
             }
         };
         self.filled = 0;
         self.offsets.truncate(1);
         for slot in self.slots.drain(..) {
             match slot {
-                Slot::Batched(token, blob) => emit(token, hashed.clone().map(|()| digests[blob]))?,
+                Slot::Batched(token, blob) => {
+                    let output = hashed.as_ref().map(|outputs| outputs[blob].clone());
+                    emit(token, output.map_err(Error::clone))?
+                }
                 Slot::Done(token, digest) => emit(token, digest)?,
             }
         }
@@ -311,8 +407,8 @@ impl<T> FileHasher<'_, T> {
 
     /// A larger file, or one that is not regular, through the engine's
     /// stream.
-    fn stream(&self, opened: &Opened) -> FileDigest {
-        match self.engine.hash_file(self.mode, &opened.file) {
+    fn stream(&self, opened: &Opened) -> Result<D, Error> {
+        match D::hash_file(self.engine, self.mode, &opened.file) {
             Ok(digest) => opened.unchanged().map(|()| digest),
             Err(error) => match error.kind() {
                 // A length that changed shows as a failed read: say so.

@@ -1,4 +1,5 @@
-//! One input of any length, from a reader ([`Engine::hash_reader`]): read
+//! One input of any length, from a reader ([`Engine::hash_reader`], and
+//! its extended output [`Engine::hash_reader_xof`]): read
 //! in windows, each hashed on the engine's backend while the next one is
 //! read. A window is cut into subtrees of one power of two of chunks (a
 //! slab's subtrees on the GPU), whose chaining values are merged as they
@@ -115,33 +116,107 @@ impl Engine {
     /// ```
     pub fn hash_file(&self, mode: Mode, file: &File) -> Result<[u8; 32], Error> {
         #[cfg(unix)]
-        if let Ok(metadata) = file.metadata() {
-            if metadata.is_file() {
-                let threads = self.cpu_threads();
-                let mut input = FileInput::new(file, metadata.len(), threads);
-                return self.hash_input(mode, &mut input);
-            }
+        if let Some(mut input) = self.regular_file_input(file) {
+            return self.hash_input(mode, &mut input);
         }
         self.hash_reader(mode, file)
     }
 
+    /// BLAKE3's extended output in `mode` of everything `reader` gives
+    /// until its end: an [`OutputReader`](blake3::OutputReader) to read
+    /// any number of output bytes from, whose first 32 are
+    /// [`hash_reader`](Self::hash_reader)'s digest. The input is read and
+    /// hashed as `hash_reader` does it, windows of a long input on the
+    /// backend, but an input that fits one window is hashed on the CPU's
+    /// threads whatever the backend. Fails as `hash_reader` does.
+    ///
+    /// ```
+    /// use blake3_batch::{Engine, Mode};
+    ///
+    /// let engine = Engine::builder().build()?;
+    /// let input = vec![7u8; 20 << 20];
+    /// let mut output = [0u8; 64];
+    /// engine.hash_reader_xof(Mode::Hash, &input[..])?.fill(&mut output);
+    /// let mut want = [0u8; 64];
+    /// blake3::Hasher::new().update(&input).finalize_xof().fill(&mut want);
+    /// assert_eq!(output, want);
+    /// # Ok::<(), blake3_batch::Error>(())
+    /// ```
+    pub fn hash_reader_xof(
+        &self,
+        mode: Mode,
+        reader: impl Read,
+    ) -> Result<blake3::OutputReader, Error> {
+        self.hash_input_xof(mode, &mut ReaderInput::new(reader))
+    }
+
+    /// [`hash_reader_xof`](Self::hash_reader_xof) for a file's contents,
+    /// read as [`hash_file`](Self::hash_file) reads them.
+    pub fn hash_file_xof(&self, mode: Mode, file: &File) -> Result<blake3::OutputReader, Error> {
+        #[cfg(unix)]
+        if let Some(mut input) = self.regular_file_input(file) {
+            return self.hash_input_xof(mode, &mut input);
+        }
+        self.hash_reader_xof(mode, file)
+    }
+
+    /// A regular file's input, read at positions on the engine's threads;
+    /// `None` for other files.
+    #[cfg(unix)]
+    fn regular_file_input<'f>(&'f self, file: &'f File) -> Option<FileInput<'f>> {
+        let metadata = file.metadata().ok()?;
+        let threads = self.cpu_threads();
+        (metadata.is_file()).then(|| FileInput::new(file, metadata.len(), threads))
+    }
+
     /// The digest of `input` (see [`hash_reader`](Self::hash_reader)).
     fn hash_input(&self, mode: Mode, input: &mut impl Input) -> Result<[u8; 32], Error> {
+        let hashing = SubtreeHashing::new(mode);
+        Ok(match self.stream(mode, &hashing, input)? {
+            Streamed::Whole(window) => {
+                let mut out = [[0u8; 32]];
+                let offsets = [0, window.len() as u64];
+                self.hash_packed_into(mode, &window, &offsets, &mut out)?;
+                out[0]
+            }
+            Streamed::Tree(stack) => stack.root(&hashing),
+        })
+    }
+
+    /// The extended output of `input` (see
+    /// [`hash_reader_xof`](Self::hash_reader_xof)).
+    fn hash_input_xof(
+        &self,
+        mode: Mode,
+        input: &mut impl Input,
+    ) -> Result<blake3::OutputReader, Error> {
+        let hashing = SubtreeHashing::new(mode);
+        Ok(match self.stream(mode, &hashing, input)? {
+            Streamed::Whole(window) => hashing.output_reader(self.cpu_threads(), &window),
+            Streamed::Tree(stack) => stack.root_xof(&hashing),
+        })
+    }
+
+    /// Reads `input` to its end: one window whole, or the chaining values
+    /// of the subtrees of several, each window hashed while the next is
+    /// read.
+    fn stream(
+        &self,
+        mode: Mode,
+        hashing: &SubtreeHashing,
+        input: &mut impl Input,
+    ) -> Result<Streamed, Error> {
         let side = self.stream_side();
         let window_len = side.window_len();
         let first = input.first_window(window_len)?;
         let mut peeked = [0u8; 1];
         if first.len() < window_len || input.fill(&mut peeked)? == 0 {
-            let mut out = [[0u8; 32]];
-            let offsets = [0, first.len() as u64];
-            self.hash_packed_into(mode, &first, &offsets, &mut out)?;
-            return Ok(out[0]);
+            return Ok(Streamed::Whole(first));
         }
-        let hashing = SubtreeHashing::new(mode);
         let mut windows = Windows {
             engine: self,
             side,
-            hashing: &hashing,
+            hashing,
             words: self.mode_words(mode),
             stack: SubtreeStack::new(),
             hashed: 0,
@@ -158,7 +233,7 @@ impl Engine {
             let hashed = &spare[..next_len];
             next_len = windows.hash_beside(hashed, input, &mut next)?;
         }
-        Ok(windows.finish())
+        Ok(Streamed::Tree(windows.finish()))
     }
 
     /// Where this engine hashes the windows of a stream longer than one.
@@ -199,10 +274,10 @@ impl Engine {
 
 /// The windows of one stream hashed so far: their subtrees' chaining
 /// values, merged as they come.
-struct Windows<'e> {
+struct Windows<'e, 'm> {
     engine: &'e Engine,
     side: Side,
-    hashing: &'e SubtreeHashing<'e>,
+    hashing: &'e SubtreeHashing<'m>,
     /// The mode as the GPU takes it, derived once for every window.
     words: ModeWords,
     stack: SubtreeStack,
@@ -212,7 +287,7 @@ struct Windows<'e> {
     timings: Option<GpuTimings>,
 }
 
-impl Windows<'_> {
+impl Windows<'_, '_> {
     /// Hashes `window` on a scoped thread while this one reads the next
     /// window into `next`: the bytes read.
     fn hash_beside(
@@ -276,11 +351,20 @@ impl Windows<'_> {
         Ok((values, None))
     }
 
-    /// The input's digest, from its windows' subtrees (at least two).
-    fn finish(self) -> [u8; 32] {
+    /// The subtrees of the input's windows (at least two), merged as far
+    /// as they can be before the root.
+    fn finish(self) -> SubtreeStack {
         if let (Some(timings), Some(gpu)) = (self.timings, &self.engine.inner.gpu) {
             gpu.set_last_timings(timings);
         }
-        self.stack.root(self.hashing)
+        self.stack
     }
+}
+
+/// An input read to its end.
+enum Streamed {
+    /// It fitted one window: its bytes, hashed as one blob.
+    Whole(Vec<u8>),
+    /// Its windows' subtrees.
+    Tree(SubtreeStack),
 }

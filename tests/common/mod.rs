@@ -172,6 +172,28 @@ pub fn reference(mode: Mode, data: &[u8]) -> [u8; 32] {
     }
 }
 
+/// `length` bytes of the `blake3` crate's extended output of `data` in
+/// `mode`.
+#[allow(dead_code)] // not every test binary asks for extended output
+pub fn reference_xof(mode: Mode, data: &[u8], length: usize) -> Vec<u8> {
+    let mut hasher = match mode {
+        Mode::Hash => blake3::Hasher::new(),
+        Mode::KeyedHash(key) => blake3::Hasher::new_keyed(key),
+        Mode::DeriveKey(context) => blake3::Hasher::new_derive_key(context),
+    };
+    let mut out = vec![0u8; length];
+    hasher.update(data).finalize_xof().fill(&mut out);
+    out
+}
+
+/// `length` bytes read from `output`.
+#[allow(dead_code)]
+pub fn read_xof(mut output: blake3::OutputReader, length: usize) -> Vec<u8> {
+    let mut out = vec![0u8; length];
+    output.fill(&mut out);
+    out
+}
+
 /// Hashes `blobs` as slices on `engine` and returns the first digest that
 /// differs from the `blake3` crate's, described; `None` when all match.
 pub fn first_mismatch<B: AsRef<[u8]> + Sync>(

@@ -3,22 +3,20 @@
 //! stdin) streamed through the engine, which hashes them on the GPU or the
 //! CPU as its backend says. Results come out in input order; a file that
 //! cannot be read fully, or that changes while it is read, gets an error,
-//! never a digest. Output longer than 32 bytes (`--length`) needs BLAKE3's
-//! extended output, which the engine does not give: then every file is
-//! streamed through `blake3`.
+//! never a digest. Output longer than 32 bytes (`--length`) is BLAKE3's
+//! extended output, which the engine gives as an `OutputReader` per file
+//! (small files then hashed by `blake3` on its threads, not in SIMD lanes).
 
-use std::fs::{self, File};
+use std::fs;
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 
-use blake3_batch::{Engine, ErrorKind, FileDigest};
+use blake3_batch::{Engine, Error, ErrorKind};
 use indicatif::ProgressBar;
 
 use crate::names::write_hex;
 use crate::options::{CliError, HashMode};
 
-/// Read size when streaming an input through `blake3` (extended output).
-const STREAM_PIECE: usize = 1 << 20;
 /// What a directory given as a file gets.
 const IS_A_DIRECTORY: &str = "Is a directory (use -r to hash the files in it)";
 /// What a file that changed while it was read gets.
@@ -27,8 +25,7 @@ const CHANGED: &str = "the file changed while it was read; hash it again once it
 /// What became of one input.
 pub type Outcome = Result<Digest, String>;
 
-/// A file's digest: the 32-byte hash from the engine, or the output of
-/// `blake3`'s incremental hasher, of any length.
+/// A file's digest: the 32-byte hash, or an extended output of any length.
 pub enum Digest {
     Hash([u8; 32]),
     Extended(blake3::OutputReader),
@@ -88,16 +85,18 @@ pub fn put(bytes: &[u8], encoding: Encoding, out: &mut impl Write) -> io::Result
 
 /// Hands each input's outcome with its caller's token to `emit`, in the
 /// order the inputs were pushed: files through the engine's
-/// [`FileHasher`], stdin streamed in its turn.
+/// [`FileHasher`](blake3_batch::FileHasher), stdin streamed in its turn.
 pub struct FileHasher<'a, T> {
     engine: &'a Engine,
     mode: &'a HashMode,
-    files: blake3_batch::FileHasher<'a, T>,
+    files: Files<'a, T>,
     progress: &'a ProgressBar,
-    /// Every file streamed, for output past 32 bytes.
-    extended: bool,
-    /// The read buffer of inputs streamed through `blake3`, allocated once.
-    piece: Vec<u8>,
+}
+
+/// The engine's file hasher, for digests or for extended output.
+enum Files<'a, T> {
+    Digests(blake3_batch::FileHasher<'a, T>),
+    Extended(blake3_batch::FileHasher<'a, T, blake3::OutputReader>),
 }
 
 impl<'a, T> FileHasher<'a, T> {
@@ -105,17 +104,17 @@ impl<'a, T> FileHasher<'a, T> {
         FileHasher {
             engine,
             mode,
-            files: engine.file_hasher(mode.mode()),
+            files: Files::Digests(engine.file_hasher(mode.mode())),
             progress,
-            extended: false,
-            piece: Vec::new(),
         }
     }
 
-    /// Streams every file through `blake3`, whose output has any length,
-    /// rather than batching small ones through the engine.
+    /// Gives every input's extended output, whose length has no bound,
+    /// rather than its 32-byte digest.
     pub fn extended(mut self, extended: bool) -> Self {
-        self.extended = extended;
+        if extended {
+            self.files = Files::Extended(self.engine.file_hasher_xof(self.mode.mode()));
+        }
         self
     }
 
@@ -129,18 +128,20 @@ impl<'a, T> FileHasher<'a, T> {
         if path == Path::new("-") {
             // Everything before it first, in order.
             self.flush(emit)?;
-            let outcome = self.stream(io::stdin().lock());
-            return self.finish_one(token, outcome, emit);
-        }
-        if self.extended {
-            let outcome = self.stream_extended(path);
-            return self.finish_one(token, outcome, emit);
+            self.progress.inc(1);
+            return emit(token, self.stream(io::stdin().lock()));
         }
         let progress = self.progress;
-        (self.files).push(path, token, &mut |token, digest| {
-            progress.inc(1);
-            emit(token, outcome(digest)?)
-        })
+        match &mut self.files {
+            Files::Digests(files) => files.push(path, token, &mut |token, digest| {
+                progress.inc(1);
+                emit(token, outcome(digest.map(Digest::Hash))?)
+            }),
+            Files::Extended(files) => files.push(path, token, &mut |token, output| {
+                progress.inc(1);
+                emit(token, outcome(output.map(Digest::Extended))?)
+            }),
+        }
     }
 
     /// Takes every input pushed so far, and emits every outcome in order.
@@ -149,73 +150,37 @@ impl<'a, T> FileHasher<'a, T> {
         emit: &mut impl FnMut(T, Outcome) -> Result<(), CliError>,
     ) -> Result<(), CliError> {
         let progress = self.progress;
-        self.files.finish(&mut |token, digest| {
-            progress.inc(1);
-            emit(token, outcome(digest)?)
+        match &mut self.files {
+            Files::Digests(files) => files.finish(&mut |token, digest| {
+                progress.inc(1);
+                emit(token, outcome(digest.map(Digest::Hash))?)
+            }),
+            Files::Extended(files) => files.finish(&mut |token, output| {
+                progress.inc(1);
+                emit(token, outcome(output.map(Digest::Extended))?)
+            }),
+        }
+    }
+
+    /// Hashes a reader (stdin) to its end through the engine.
+    fn stream(&self, reader: impl Read) -> Outcome {
+        let mode = self.mode.mode();
+        let streamed = match self.files {
+            Files::Digests(_) => self.engine.hash_reader(mode, reader).map(Digest::Hash),
+            Files::Extended(_) => (self.engine.hash_reader_xof(mode, reader)).map(Digest::Extended),
+        };
+        streamed.map_err(|error| match error.kind() {
+            ErrorKind::Read { reason, .. } => reason.clone(),
+            _ => error.to_string(),
         })
-    }
-
-    fn finish_one(
-        &mut self,
-        token: T,
-        outcome: Outcome,
-        emit: &mut impl FnMut(T, Outcome) -> Result<(), CliError>,
-    ) -> Result<(), CliError> {
-        self.progress.inc(1);
-        emit(token, outcome)
-    }
-
-    /// A file streamed through `blake3`, refused if it changed meanwhile.
-    fn stream_extended(&mut self, path: &Path) -> Outcome {
-        let file = File::open(path).map_err(|error| error.to_string())?;
-        let before = file.metadata().map_err(|error| error.to_string())?;
-        if before.is_dir() {
-            return Err(IS_A_DIRECTORY.to_owned());
-        }
-        let digest = self.stream(&file)?;
-        let after = file.metadata().map_err(|error| error.to_string())?;
-        let same = after.len() == before.len() && after.modified().ok() == before.modified().ok();
-        match same || !before.is_file() {
-            true => Ok(digest),
-            false => Err(CHANGED.to_owned()),
-        }
-    }
-
-    /// Hashes a reader to its end: through the engine, or through
-    /// `blake3` in pieces where every output is extended.
-    fn stream(&mut self, mut reader: impl Read) -> Outcome {
-        if !self.extended {
-            return match self.engine.hash_reader(self.mode.mode(), reader) {
-                Ok(hash) => Ok(Digest::Hash(hash)),
-                Err(error) => match error.kind() {
-                    ErrorKind::Read { reason, .. } => Err(reason.clone()),
-                    _ => Err(error.to_string()),
-                },
-            };
-        }
-        let mut hasher = self.mode.hasher();
-        if self.piece.is_empty() {
-            self.piece = vec![0u8; STREAM_PIECE];
-        }
-        let piece = &mut self.piece;
-        loop {
-            match reader.read(piece) {
-                Ok(0) => return Ok(Digest::Extended(hasher.finalize_xof())),
-                Ok(read) => {
-                    hasher.update_rayon(&piece[..read]);
-                }
-                Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
-                Err(error) => return Err(error.to_string()),
-            }
-        }
     }
 }
 
 /// A file's outcome in the words of `b3sum`'s messages, which name the
 /// file beside them. An engine that failed ends the run.
-fn outcome(digest: FileDigest) -> Result<Outcome, CliError> {
+fn outcome(digest: Result<Digest, Error>) -> Result<Outcome, CliError> {
     let error = match digest {
-        Ok(hash) => return Ok(Ok(Digest::Hash(hash))),
+        Ok(digest) => return Ok(Ok(digest)),
         Err(error) => error,
     };
     match error.kind() {

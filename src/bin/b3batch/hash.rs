@@ -26,8 +26,8 @@ pub struct HashArgs {
     #[arg(short = 'c', long, conflicts_with_all = ["tag", "no_names", "raw", "recursive", "length"])]
     check: bool,
     /// Output bytes per file, before hex encoding: fewer than 32 give a
-    /// prefix of the digest, more BLAKE3's extended output (every file is
-    /// then streamed through `blake3`, not batched).
+    /// prefix of the digest, more BLAKE3's extended output (small files
+    /// then hashed by `blake3` on every thread, not in SIMD lanes).
     #[arg(short = 'l', long, value_name = "LEN", default_value_t = 32)]
     length: u64,
     /// BSD-style lines: `BLAKE3 (FILE) = HASH`.
