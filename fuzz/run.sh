@@ -25,6 +25,8 @@ for target in "${targets[@]}"; do
     cargo +nightly fuzz run -O "$target" "corpus/$target" "seeds/$target" -- \
         -max_total_time="$seconds" -rss_limit_mb=4096 -print_final_stats=1 2>&1 \
         | grep -E "^stat::number_of_executed_units|^stat::peak_rss|ERROR|SUMMARY|panicked|Done" || true
+    # The profile target's scratch file, one per fuzzing process.
+    rm -f /dev/shm/b3batch-fuzz-profile-*.json
     # libFuzzer leaves a crash-*/leak-*/oom-* file for every finding.
     if compgen -G "artifacts/$target/*" >/dev/null; then
         echo "fuzz $target: findings in fuzz/artifacts/$target" >&2

@@ -3,12 +3,13 @@
 # Engine::hash_reader in windows: on the CPU's threads, on the GPU (64 MiB
 # windows at the default memory budget, 512 MiB at --gpu-memory 2048) and
 # under Auto with the profile in $B3BATCH_PROFILE (auto.sh calibrates it),
-# beside `blake3`'s own multi-threaded hasher.
+# and for extended output (`--length 33`) on the CPU and the GPU.
 # A rate is the file's bytes over the time of five passes less one, which
 # takes the command's start (opening the GPU) out. Then 128 files of 1 to
 # 16 MiB, batched up to 64 MiB (Engine::hash_files) on the CPU, the GPU and
 # under Auto, which may split a batch, rated the same way. Then 100 000
-# files of 4000 bytes (`hash -r`), opened and read on one thread and on all. Needs
+# files of 4000 bytes (`hash -r`), opened and read on one thread and on all
+# (and on all for extended output). Needs
 # .dev/b3batch and .gl/ as run.sh does; run as
 #   bash benches/device/files.sh 2>&1 | tee $OUT/files.log
 source "$(dirname "$0")/setup.sh"
@@ -25,9 +26,9 @@ seconds() { # seconds of one b3batch command
     end=$(date +%s.%N)
     python3 -c "print($end - $start)"
 }
-# backend; global options; hash options. `--length 33` streams through
-# `blake3` (Hasher::update_rayon), the reference.
-for run in "cpu;;" "cpu;;--length 33" "gpu;;" "auto;;" "gpu;--gpu-memory 2048;"; do
+# backend; global options; hash options. `--length 33` asks for extended
+# output (Engine::hash_file_xof): the same windows, only the root differs.
+for run in "cpu;;" "cpu;;--length 33" "gpu;;" "gpu;;--length 33" "auto;;" "gpu;--gpu-memory 2048;"; do
     IFS=';' read -r backend global options <<< "$run"
     # shellcheck disable=SC2206 # the options are words
     args=(--threads "$(nproc)" $global hash --backend "$backend" $options)
@@ -74,6 +75,9 @@ for threads in 1 "$(nproc)"; do
             "$(python3 -c "print(100000 / $took)")"
     done
 done
+took=$(seconds --threads "$(nproc)" hash -r --backend cpu --length 33 "$many")
+printf 'cpu --length 33 %2s threads: %.2f s, %.0f files/s\n' "$(nproc)" "$took" \
+    "$(python3 -c "print(100000 / $took)")"
 b3batch hash -r "$many" | b3batch hash - | cut -c1-16
 b3batch --threads 1 hash -r "$many" | b3batch hash - | cut -c1-16
 rm -rf "$many"
