@@ -22,6 +22,7 @@ __all__ = [
     "hash_file",
     "hash_files",
     "hash_many",
+    "hash_reader",
     "hash_records",
     "pinned_buffer",
     "PinnedBuffer",
@@ -89,6 +90,23 @@ def hash_file(
     ``FileNotFoundError``, ``IsADirectoryError`` or another ``OSError``
     where the file cannot be read, or changes length while it is read."""
     return default_engine().hash_file(path, length=length, key=key, derive_key=derive_key)
+
+
+def hash_reader(
+    reader: Any,
+    *,
+    length: int = 32,
+    key: Optional[Key] = None,
+    derive_key: Optional[str] = None,
+) -> bytes:
+    """The digest of everything the binary file object ``reader`` gives
+    (``read(n)`` until it returns ``b""``: an open file, ``io.BytesIO``,
+    ``sys.stdin.buffer``, a socket's or an fsspec file), as ``bytes`` of
+    ``length`` bytes (over 32: BLAKE3's extended output). Read in windows,
+    each hashed while the next is read, with the GIL released but for each
+    read. An exception a read raises is raised here; a text-mode file is a
+    ``TypeError``."""
+    return default_engine().hash_reader(reader, length=length, key=key, derive_key=derive_key)
 
 
 def hash_files(

@@ -50,6 +50,14 @@ class Engine:
         key: Optional[_Key] = None,
         derive_key: Optional[str] = None,
     ) -> bytes: ...
+    def hash_reader(
+        self,
+        reader: Any,
+        *,
+        length: int = 32,
+        key: Optional[_Key] = None,
+        derive_key: Optional[str] = None,
+    ) -> bytes: ...
     def hash_files(
         self,
         paths: Union[Iterable[Union[str, "os.PathLike[str]", None]], pa.Array, pa.ChunkedArray, Any],

@@ -21,6 +21,7 @@ use crate::arrow::{
 use crate::errors::to_py;
 use crate::options::{type_name, Options};
 use crate::pinned::PyPinnedBuffer;
+use crate::reader::PyReader;
 
 /// A BLAKE3 batch engine: a backend (`"auto"`, `"cpu"` or `"gpu"`) and a
 /// number of threads, reused across calls and shared between threads.
@@ -287,6 +288,38 @@ impl PyEngine {
                 "internal error: no digest for the file; please report it",
             )),
         }
+    }
+
+    /// The digest of everything a binary file object gives (its `read(n)`
+    /// until it returns nothing), as `bytes` of `length` bytes (over 32,
+    /// BLAKE3's extended output), as `blake3` hashes it: read in windows,
+    /// each hashed on the engine's backend while the next is read, with
+    /// the GIL released but for each read. An exception a read raises is
+    /// raised here.
+    #[pyo3(signature = (reader, *, length = 32, key = None, derive_key = None))]
+    fn hash_reader<'py>(
+        &self,
+        py: Python<'py>,
+        reader: &Bound<'py, PyAny>,
+        length: usize,
+        key: Option<&Bound<'py, PyAny>>,
+        derive_key: Option<&str>,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        let options = Options::parse(key, derive_key, length)?;
+        let engine = self.engine()?;
+        let mut failure = None;
+        let source = PyReader::new(reader, &mut failure)?;
+        let mode = options.mode.as_mode();
+        let output = py.detach(|| match options.length {
+            0..=32 => engine.hash_reader(mode, source).map(FileOutput::Digest),
+            _ => engine
+                .hash_reader_xof(mode, source)
+                .map(FileOutput::Extended),
+        });
+        if let Some(error) = failure {
+            return Err(error);
+        }
+        output.map_err(to_py)?.into_bytes(py, options.length)
     }
 
     /// The digests of the files at `paths` (an iterable of `str` or

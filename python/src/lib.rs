@@ -7,6 +7,7 @@ mod engine;
 mod errors;
 mod options;
 mod pinned;
+mod reader;
 
 use std::sync::Mutex;
 

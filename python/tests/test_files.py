@@ -1,8 +1,10 @@
-"""hash_file and hash_files: files' digests, read with the GIL released,
-against blake3-py in every mode on every engine; paths from lists and
-Arrow arrays, nulls; paths that name no file raise the OSError that fits
-or get None."""
+"""hash_file, hash_files and hash_reader: the digests of files and binary
+file objects, read with the GIL released, against blake3-py in every mode
+on every engine; paths from lists and Arrow arrays, nulls; paths that name
+no file raise the OSError that fits or get None; a reader's exception is
+raised as it is."""
 
+import io
 import pathlib
 
 import blake3
@@ -153,3 +155,66 @@ def test_paths_from_arrow_and_nulls_get_none(tmp_path):
     assert bb.hash_files(polars.Series(with_null)) == expected
     with pytest.raises(TypeError, match="Arrow array of Int64"):
         bb.hash_files(pa.array([1, 2]))
+
+
+# hash_reader: any binary file object, read in windows.
+
+
+class Chunky(io.RawIOBase):
+    """Gives `data` at most `step` bytes a read, then raises `failure` (if
+    any) instead of ending."""
+
+    def __init__(self, data, step, failure=None):
+        self.data, self.step, self.failure = memoryview(data), step, failure
+
+    def readable(self):
+        return True
+
+    def read(self, size=-1):
+        if not self.data and self.failure is not None:
+            raise self.failure
+        take = min(self.step, len(self.data), size if size >= 0 else len(self.data))
+        chunk, self.data = bytes(self.data[:take]), self.data[take:]
+        return chunk
+
+
+@pytest.mark.parametrize("engine", engines())
+@pytest.mark.parametrize("size", [0, 1025, WINDOW + 1, 2 * WINDOW + 4097])
+def test_readers_match_blake3_in_every_mode(engine, size, tmp_path):
+    data = pattern(size)
+    assert engine.hash_reader(io.BytesIO(data)) == blake3.blake3(data).digest()
+    keyed = engine.hash_reader(io.BytesIO(data), key=KEY, length=8)
+    assert keyed == blake3.blake3(data, key=KEY).digest()[:8]
+    derived = engine.hash_reader(Chunky(data, 100_000), derive_key="files 2026", length=131)
+    assert derived == blake3.blake3(data, derive_key_context="files 2026").digest(length=131)
+    path = tmp_path / "file"
+    path.write_bytes(data)
+    with open(path, "rb") as file:
+        assert engine.hash_reader(file, length=64) == blake3.blake3(data).digest(length=64)
+
+
+def test_a_reader_that_fails_raises_its_exception_and_bad_readers_a_typeerror(tmp_path):
+    data = pattern(3 * 1000)
+    with pytest.raises(ConnectionResetError, match="peer"):
+        bb.hash_reader(Chunky(data, 1000, ConnectionResetError("peer went away")))
+    with pytest.raises(ConnectionResetError, match="peer"):
+        bb.hash_reader(Chunky(pattern(WINDOW + 5), 1 << 20, ConnectionResetError("peer")), length=40)
+    path = tmp_path / "text"
+    path.write_text("words")
+    with open(path) as text, pytest.raises(TypeError, match="binary mode"):
+        bb.hash_reader(text)
+    with pytest.raises(TypeError, match="read"):
+        bb.hash_reader(b"bytes are not a reader")
+    with pytest.raises(ValueError, match="length"):
+        bb.hash_reader(io.BytesIO(data), length=0)
+    greedy = Chunky(data, 10)
+    greedy.read = lambda size=-1: bytes(size + 1)
+    with pytest.raises(ValueError, match="more than it was asked for"):
+        bb.hash_reader(greedy)
+
+
+def test_the_gil_is_released_while_a_reader_is_hashed():
+    # Windows of 16 MiB, each read with the GIL and hashed without it.
+    data = pattern(256 << 20)
+    engine = bb.Engine(backend="cpu", threads=1)
+    assert_releases_the_gil(lambda: engine.hash_reader(io.BytesIO(data)))
