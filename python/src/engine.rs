@@ -311,10 +311,8 @@ impl PyEngine {
         let source = PyReader::new(reader, &mut failure)?;
         let mode = options.mode.as_mode();
         let output = py.detach(|| match options.length {
-            0..=32 => engine.hash_reader(mode, source).map(FileOutput::Digest),
-            _ => engine
-                .hash_reader_xof(mode, source)
-                .map(FileOutput::Extended),
+            0..=32 => engine.hash_reader(mode, source).map(Output::Digest),
+            _ => engine.hash_reader_xof(mode, source).map(Output::Extended),
         });
         if let Some(error) = failure {
             return Err(error);
@@ -656,21 +654,19 @@ fn arrow_paths(paths: &Bound<'_, PyAny>) -> PyResult<Vec<Option<PathBuf>>> {
     Ok(found)
 }
 
-/// Whether `error` is one file's own (it cannot be read, or changed), not
-/// the engine's.
-/// One file's output: its digest, or its extended output for `length`
-/// over 32.
-enum FileOutput {
+/// One input's output (a file's, a reader's): its digest, or its extended
+/// output for `length` over 32.
+enum Output {
     Digest([u8; 32]),
     Extended(blake3_batch::OutputReader),
 }
 
-impl FileOutput {
+impl Output {
     /// The first `length` bytes of output.
     fn into_bytes(self, py: Python<'_>, length: usize) -> PyResult<Bound<'_, PyBytes>> {
         match self {
-            FileOutput::Digest(digest) => Ok(PyBytes::new(py, &digest[..length])),
-            FileOutput::Extended(mut output) => PyBytes::new_with(py, length, |bytes| {
+            Output::Digest(digest) => Ok(PyBytes::new(py, &digest[..length])),
+            Output::Extended(mut output) => PyBytes::new_with(py, length, |bytes| {
                 output.fill(bytes);
                 Ok(())
             }),
@@ -684,21 +680,19 @@ fn file_outputs<P: AsRef<std::path::Path>>(
     engine: &Engine,
     options: &Options,
     paths: impl IntoIterator<Item = P>,
-) -> Vec<Result<FileOutput, Error>> {
+) -> Vec<Result<Output, Error>> {
     let mode = options.mode.as_mode();
     if options.length <= 32 {
         let digests = engine.hash_files(mode, paths).into_iter();
-        digests
-            .map(|digest| digest.map(FileOutput::Digest))
-            .collect()
+        digests.map(|digest| digest.map(Output::Digest)).collect()
     } else {
         let outputs = engine.hash_files_xof(mode, paths).into_iter();
-        outputs
-            .map(|output| output.map(FileOutput::Extended))
-            .collect()
+        outputs.map(|output| output.map(Output::Extended)).collect()
     }
 }
 
+/// Whether `error` is one file's own (it cannot be read, or changed), not
+/// the engine's.
 fn is_a_files_own(error: &Error) -> bool {
     matches!(
         error.kind(),

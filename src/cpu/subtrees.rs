@@ -120,18 +120,21 @@ impl<'a> SubtreeHashing<'a> {
     /// subtrees (at least two), each but the last holding the same power
     /// of two of chunks and the last at most as many.
     pub(crate) fn root(&self, children: &[ChainingValue]) -> [u8; 32] {
-        let mode = self.merge_mode();
-        let (left, right) = children.split_at(left_count(children.len()));
-        let (left, right) = (merge(left, mode), merge(right, mode));
-        *hazmat::merge_subtrees_root(&left, &right, mode).as_bytes()
+        let (left, right) = self.root_children(children);
+        *hazmat::merge_subtrees_root(&left, &right, self.merge_mode()).as_bytes()
     }
 
     /// [`root`](Self::root)'s extended output.
     fn root_xof(&self, children: &[ChainingValue]) -> blake3::OutputReader {
+        let (left, right) = self.root_children(children);
+        hazmat::merge_subtrees_root_xof(&left, &right, self.merge_mode())
+    }
+
+    /// The root's two children, from the blob's consecutive subtrees.
+    fn root_children(&self, children: &[ChainingValue]) -> (ChainingValue, ChainingValue) {
         let mode = self.merge_mode();
         let (left, right) = children.split_at(left_count(children.len()));
-        let (left, right) = (merge(left, mode), merge(right, mode));
-        hazmat::merge_subtrees_root_xof(&left, &right, mode)
+        (merge(left, mode), merge(right, mode))
     }
 
     /// The extended output of the blob `data`: hashed whole by `blake3`
