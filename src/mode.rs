@@ -54,13 +54,4 @@ impl Mode<'_> {
             Mode::DeriveKey(context) => blake3::derive_key(context, data),
         }
     }
-
-    /// A `blake3` hasher in this mode, for its extended output.
-    pub(crate) fn blake3_hasher(self) -> blake3::Hasher {
-        match self {
-            Mode::Hash => blake3::Hasher::new(),
-            Mode::KeyedHash(key) => blake3::Hasher::new_keyed(key),
-            Mode::DeriveKey(context) => blake3::Hasher::new_derive_key(context),
-        }
-    }
 }

@@ -303,7 +303,12 @@ mod tests {
 
     /// `blake3`'s 131 bytes of extended output of `data` in `mode`.
     fn xof(mode: Mode, data: &[u8]) -> [u8; 131] {
-        read(mode.blake3_hasher().update(data).finalize_xof())
+        let mut hasher = match mode {
+            Mode::Hash => blake3::Hasher::new(),
+            Mode::KeyedHash(key) => blake3::Hasher::new_keyed(key),
+            Mode::DeriveKey(context) => blake3::Hasher::new_derive_key(context),
+        };
+        read(hasher.update(data).finalize_xof())
     }
 
     /// A whole blob's extended output, hashed whole or in subtrees on one

@@ -190,16 +190,15 @@ impl Engine {
         out: &mut [u8],
     ) {
         // The derive-key context is hashed once, not once per blob.
-        let hasher = mode.blake3_hasher();
+        let hashing = SubtreeHashing::new(mode);
         let tasks: Vec<_> = (0..source.count())
             .step_by(BLOBS_PER_TASK)
             .zip(out.chunks_mut(BLOBS_PER_TASK * length))
             .collect();
         self.cpu_threads().for_each(tasks, |(first, out)| {
             for (index, output) in (first..).zip(out.chunks_exact_mut(length)) {
-                let mut hasher = hasher.clone();
-                hasher.update(source.blob(index));
-                hasher.finalize_xof().fill(output);
+                let blob = source.blob(index);
+                hashing.output_reader(Threads::One, blob).fill(output);
             }
         });
     }

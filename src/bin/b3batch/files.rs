@@ -38,6 +38,18 @@ pub enum Encoding {
     Raw,
 }
 
+impl From<[u8; 32]> for Digest {
+    fn from(hash: [u8; 32]) -> Digest {
+        Digest::Hash(hash)
+    }
+}
+
+impl From<blake3::OutputReader> for Digest {
+    fn from(output: blake3::OutputReader) -> Digest {
+        Digest::Extended(output)
+    }
+}
+
 impl Digest {
     /// The first 32 bytes of output: the hash.
     pub fn hash(&self) -> [u8; 32] {
@@ -133,14 +145,8 @@ impl<'a, T> FileHasher<'a, T> {
         }
         let progress = self.progress;
         match &mut self.files {
-            Files::Digests(files) => files.push(path, token, &mut |token, digest| {
-                progress.inc(1);
-                emit(token, outcome(digest.map(Digest::Hash))?)
-            }),
-            Files::Extended(files) => files.push(path, token, &mut |token, output| {
-                progress.inc(1);
-                emit(token, outcome(output.map(Digest::Extended))?)
-            }),
+            Files::Digests(files) => files.push(path, token, &mut forward(progress, emit)),
+            Files::Extended(files) => files.push(path, token, &mut forward(progress, emit)),
         }
     }
 
@@ -151,14 +157,8 @@ impl<'a, T> FileHasher<'a, T> {
     ) -> Result<(), CliError> {
         let progress = self.progress;
         match &mut self.files {
-            Files::Digests(files) => files.finish(&mut |token, digest| {
-                progress.inc(1);
-                emit(token, outcome(digest.map(Digest::Hash))?)
-            }),
-            Files::Extended(files) => files.finish(&mut |token, output| {
-                progress.inc(1);
-                emit(token, outcome(output.map(Digest::Extended))?)
-            }),
+            Files::Digests(files) => files.finish(&mut forward(progress, emit)),
+            Files::Extended(files) => files.finish(&mut forward(progress, emit)),
         }
     }
 
@@ -173,6 +173,18 @@ impl<'a, T> FileHasher<'a, T> {
             ErrorKind::Read { reason, .. } => reason.clone(),
             _ => error.to_string(),
         })
+    }
+}
+
+/// The engine's `emit` for `emit`: each file counted on the progress bar,
+/// its result turned into an outcome.
+fn forward<'a, T, D: Into<Digest>>(
+    progress: &'a ProgressBar,
+    emit: &'a mut impl FnMut(T, Outcome) -> Result<(), CliError>,
+) -> impl FnMut(T, Result<D, Error>) -> Result<(), CliError> + 'a {
+    move |token, result| {
+        progress.inc(1);
+        emit(token, outcome(result.map(Into::into))?)
     }
 }
 
