@@ -150,6 +150,52 @@ fn prefixes_of_more_blobs_than_one_piece_land_in_order() {
     }
 }
 
+/// Blobs over 1 MiB are hashed after the short ones, each over every
+/// thread: every output still lands where its blob's belongs, whichever
+/// way round long and short blobs come, and records of one long length
+/// take the same path.
+#[test]
+fn long_blobs_among_short_ones_land_in_place_at_every_output_length() {
+    let mut next = xorshift(0x104e_b10b);
+    let mut blob = |len: usize| -> Vec<u8> { (0..len).map(|_| next() as u8).collect() };
+    let mixed = vec![
+        blob((1 << 20) + 1),
+        blob(5),
+        blob(3 << 20),
+        blob(1 << 20),
+        blob(1025),
+        blob((2 << 20) + 7),
+    ];
+    let records = vec![blob((1 << 20) + 64), blob((1 << 20) + 64)];
+    let key = [7u8; 32];
+    for threads in [1, 2] {
+        let engine = Engine::builder()
+            .backend(Backend::Cpu)
+            .threads(threads)
+            .build()
+            .unwrap();
+        for mode in [Mode::Hash, Mode::KeyedHash(&key)] {
+            for blobs in [&mixed, &records] {
+                for length in [20, 33, 200] {
+                    for (layout, out) in every_layout(&engine, mode, blobs, length) {
+                        for (index, (blob, output)) in
+                            blobs.iter().zip(out.chunks_exact(length)).enumerate()
+                        {
+                            assert_eq!(
+                                output,
+                                reference_xof(mode, blob, length),
+                                "{threads} threads {layout} {mode:?} blob {index} ({} bytes) \
+                                 output {length}",
+                                blob.len()
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
 #[test]
 fn an_empty_batch_gives_nothing_at_any_length() {
     let engine = Engine::builder().backend(Backend::Cpu).build().unwrap();

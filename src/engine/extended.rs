@@ -4,8 +4,9 @@
 //! first 32 bytes are the digest. Up to 32 bytes are a prefix of the
 //! digest and take the engine's own path on its backend; longer outputs
 //! need the root node's compression repeated with a counter, which the
-//! lane kernels do not keep, so every blob is hashed by `blake3` whole,
-//! blobs spread over the engine's threads.
+//! lane kernels do not keep, so every blob is hashed by `blake3` whole:
+//! short blobs side by side on the engine's threads, long ones each over
+//! all of them.
 
 use super::Engine;
 use crate::blobs::{BlobSource, Offset, Records, Slices, Span};
@@ -36,7 +37,8 @@ impl Engine {
     /// the engine's backend, as fast as full digests. Longer ones hash every
     /// blob with `blake3` on the CPU, blobs side by side on the engine's
     /// threads but not in SIMD lanes, whatever the backend: about the rate
-    /// of a `blake3::hash` loop per thread.
+    /// of a `blake3::hash` loop per thread. A blob over 1 MiB is hashed in
+    /// subtrees over all the threads, as `blake3`'s `update_rayon` would.
     ///
     /// Fails with [`ErrorKind::XofLength`] for a `length` of 0 and with
     /// [`ErrorKind::XofOutputLength`] when `out` is not `blobs.len() *
@@ -181,7 +183,9 @@ impl Engine {
     }
 
     /// `length` (> 32) bytes of extended output of every blob, by `blake3`
-    /// on the engine's threads.
+    /// on the engine's threads: blobs of up to [`LONG_BLOB`] a thread each,
+    /// longer ones after them, each in subtrees over every thread, so that
+    /// one long blob does not hold the batch to one thread.
     fn extended_outputs<S: BlobSource>(
         &self,
         mode: Mode,
@@ -191,16 +195,25 @@ impl Engine {
     ) {
         // The derive-key context is hashed once, not once per blob.
         let hashing = SubtreeHashing::new(mode);
+        let threads = self.cpu_threads();
         let tasks: Vec<_> = (0..source.count())
             .step_by(BLOBS_PER_TASK)
             .zip(out.chunks_mut(BLOBS_PER_TASK * length))
             .collect();
-        self.cpu_threads().for_each(tasks, |(first, out)| {
+        threads.for_each(tasks, |(first, out)| {
             for (index, output) in (first..).zip(out.chunks_exact_mut(length)) {
                 let blob = source.blob(index);
-                hashing.output_reader(Threads::One, blob).fill(output);
+                if blob.len() <= LONG_BLOB {
+                    hashing.output_reader(Threads::One, blob).fill(output);
+                }
             }
         });
+        for (index, output) in out.chunks_exact_mut(length).enumerate() {
+            let blob = source.blob(index);
+            if blob.len() > LONG_BLOB {
+                hashing.output_reader(threads, blob).fill(output);
+            }
+        }
     }
 }
 
