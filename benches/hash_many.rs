@@ -204,5 +204,64 @@ fn compressions(batch: &Batch) -> u64 {
         .sum()
 }
 
-criterion_group!(benches, ceiling, backends);
+/// The blob shapes of the extended-output rows: blobs of up to a chunk,
+/// whose outputs come from the lanes.
+const EXTENDED_SHAPES: [&str; 3] = ["64", "1024", "mixed-1..=1024"];
+/// Output bytes per blob in the extended-output rows: two output blocks'
+/// worth past the digest, the length of a 512-bit key.
+const EXTENDED_LENGTH: usize = 64;
+
+/// Extended output (`hash_packed_xof_into`, 64 bytes a blob) per backend
+/// on one thread, against a loop of `blake3`'s `finalize_xof` and the
+/// best backend's digests of the same batch, in the same run.
+fn extended(c: &mut Criterion) {
+    let mut group = c.benchmark_group("xof64");
+    group
+        .sample_size(10)
+        .warm_up_time(Duration::from_millis(300))
+        .measurement_time(MEASUREMENT_TIME);
+    for batch in batches().filter(|batch| EXTENDED_SHAPES.contains(&batch.label)) {
+        let mut out = vec![0u8; batch.count() * EXTENDED_LENGTH];
+        group.throughput(Throughput::Bytes(batch.data.len() as u64));
+        group.bench_function(BenchmarkId::new("blake3_xof_loop", batch.label), |b| {
+            b.iter(|| {
+                for (index, output) in out.chunks_exact_mut(EXTENDED_LENGTH).enumerate() {
+                    let mut hasher = blake3::Hasher::new();
+                    hasher.update(batch.blob(index)).finalize_xof().fill(output);
+                }
+            })
+        });
+        for cpu in CpuBackend::supported() {
+            let engine = Engine::builder()
+                .cpu_backend(cpu)
+                .threads(1)
+                .build()
+                .expect("supported");
+            let name = format!("{cpu}_1_thread");
+            group.bench_function(BenchmarkId::new(name, batch.label), |b| {
+                b.iter(|| {
+                    let (data, offsets) = (&batch.data, &batch.offsets);
+                    engine.hash_packed_xof_into(
+                        Mode::Hash,
+                        data,
+                        offsets,
+                        EXTENDED_LENGTH,
+                        &mut out,
+                    )
+                })
+            });
+        }
+        let engine = Engine::builder().threads(1).build().expect("CPU engine");
+        let mut digests = vec![[0u8; 32]; batch.count()];
+        let name = format!("digests/{}_1_thread", engine.cpu_backend());
+        group.bench_function(BenchmarkId::new(name, batch.label), |b| {
+            b.iter(|| {
+                engine.hash_packed_into(Mode::Hash, &batch.data, &batch.offsets, &mut digests)
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, ceiling, backends, extended);
 criterion_main!(benches);

@@ -48,7 +48,7 @@ def hash_arrow(
     ``pyarrow.FixedSizeBinaryArray`` of ``length`` bytes a row (a
     ``pyarrow.ChunkedArray``, one chunk per input chunk, for a stream); null
     rows stay null. ``length`` < 32 keeps a prefix of the digest; over 32
-    gives BLAKE3's extended output (by ``blake3`` per row, on every core). ``key`` (32
+    gives BLAKE3's extended output. ``key`` (32
     bytes) hashes in keyed mode, ``derive_key`` (a context string) in key
     derivation mode.
     """

@@ -142,6 +142,14 @@ pub(crate) trait Lanes: Copy {
     fn compress(cv: &mut [Self; 8], m: &[Self; 16], row3: [Self; 4]) {
         compress_rounds(cv, m, row3);
     }
+
+    /// One compression per lane keeping all 16 output words, as
+    /// [`compress_xof_rounds`]: a root node's extended output block. Lanes
+    /// held in arrays override it out of line, as [`Lanes::compress`].
+    #[inline(always)]
+    fn compress_xof(cv: &[Self; 8], m: &[Self; 16], row3: [Self; 4]) -> [Self; 16] {
+        compress_xof_rounds(cv, m, row3)
+    }
 }
 
 /// One lane group's inputs: each lane hashes one chunk-sized piece of input
@@ -276,6 +284,30 @@ fn round<V: Lanes>(v: &mut [V; 16], m: &[V; 16], r: usize) {
 /// flags.
 #[inline(always)]
 pub(crate) fn compress_rounds<V: Lanes>(cv: &mut [V; 8], m: &[V; 16], row3: [V; 4]) {
+    let v = mixed_state(cv, m, row3);
+    for i in 0..8 {
+        cv[i] = v[i].xor(v[i + 8]);
+    }
+}
+
+/// One BLAKE3 compression per lane with all 16 output words: the first 8
+/// as [`compress_rounds`] gives them, then the state's last 8 words xored
+/// with the input chaining value, which BLAKE3's extended output takes
+/// from each root compression.
+#[inline(always)]
+pub(crate) fn compress_xof_rounds<V: Lanes>(cv: &[V; 8], m: &[V; 16], row3: [V; 4]) -> [V; 16] {
+    let mut v = mixed_state(cv, m, row3);
+    // A loop, not `array::from_fn`: see `splat_key`.
+    for i in 0..8 {
+        v[i] = v[i].xor(v[i + 8]);
+        v[i + 8] = v[i + 8].xor(cv[i]);
+    }
+    v
+}
+
+/// The state after the seven rounds of a compression of `m` from `cv`.
+#[inline(always)]
+fn mixed_state<V: Lanes>(cv: &[V; 8], m: &[V; 16], row3: [V; 4]) -> [V; 16] {
     let [counter_low, counter_high, block_len, flags] = row3;
     let mut v = [
         cv[0],
@@ -302,9 +334,7 @@ pub(crate) fn compress_rounds<V: Lanes>(cv: &mut [V; 8], m: &[V; 16], row3: [V; 
     round(&mut v, m, 4);
     round(&mut v, m, 5);
     round(&mut v, m, 6);
-    for i in 0..8 {
-        cv[i] = v[i].xor(v[i + 8]);
-    }
+    v
 }
 
 /// Zero-padded copies of partial last blocks, one per lane, kept by the
@@ -331,7 +361,7 @@ impl TailBlocks {
     /// empty input) so that
     /// [`TailBlocks::block`] returns them zero-padded.
     #[inline(always)]
-    fn stage(&mut self, lane: usize, input: &[u8], tail: usize) {
+    pub(super) fn stage(&mut self, lane: usize, input: &[u8], tail: usize) {
         let room = &mut self.lanes[lane];
         match input.len().checked_sub(BLOCK_LEN) {
             Some(window) => room[..BLOCK_LEN].copy_from_slice(&input[window..]),
@@ -341,7 +371,7 @@ impl TailBlocks {
 
     /// The zero-padded block staged for `lane` with a tail of `tail` bytes.
     #[inline(always)]
-    fn block(&self, lane: usize, tail: usize) -> &[u8; BLOCK_LEN] {
+    pub(super) fn block(&self, lane: usize, tail: usize) -> &[u8; BLOCK_LEN] {
         full_block(&self.lanes[lane][BLOCK_LEN - tail..])
     }
 }
@@ -1074,7 +1104,7 @@ fn load_single_blocks<'a, V: Lanes, I: BlockInputs<'a>>(
 /// inside it would be called out of line (with the same pattern in the
 /// transposes, the AVX-512 lanes ran 3.6× slower on 1 KiB blobs).
 #[inline(always)]
-fn splat_key<V: Lanes>(params: &GroupParams) -> [V; 8] {
+pub(super) fn splat_key<V: Lanes>(params: &GroupParams) -> [V; 8] {
     let mut cv = [V::splat(0); 8];
     for (word, &key) in cv.iter_mut().zip(&params.key) {
         *word = V::splat(key);
@@ -1152,7 +1182,7 @@ fn load_full_blocks<V: Lanes>(
     m
 }
 
-static ZERO_BLOCK: [u8; BLOCK_LEN] = [0; BLOCK_LEN];
+pub(super) static ZERO_BLOCK: [u8; BLOCK_LEN] = [0; BLOCK_LEN];
 
 /// Copies `tail` (shorter than a block) to `dest` (of the same length).
 ///
@@ -1184,7 +1214,7 @@ fn copy_short(tail: &[u8], dest: &mut [u8]) {
 }
 
 #[inline(always)]
-fn full_block(bytes: &[u8]) -> &[u8; BLOCK_LEN] {
+pub(super) fn full_block(bytes: &[u8]) -> &[u8; BLOCK_LEN] {
     bytes[..BLOCK_LEN]
         .try_into()
         .expect("a full block has 64 bytes")

@@ -18,6 +18,7 @@ mod neon;
 mod portable;
 mod prefetch;
 mod regular_trees;
+mod root_outputs;
 mod share;
 #[cfg(target_arch = "x86_64")]
 mod sse41;
@@ -34,6 +35,7 @@ use kernel::{
     AlignedPair, BackToBack, BlockInputs, EqualChunks, GroupParams, LaneGroup, SingleBlocks,
     TailBlocks, Work,
 };
+pub(crate) use root_outputs::MAX_LANE_OUTPUT;
 pub(crate) use subtrees::{SubtreeHashing, SubtreeStack};
 
 /// The environment variable that forces a CPU backend by name.

@@ -2,7 +2,9 @@
 //! for whatever baseline the target has. The fallback on every CPU and the
 //! reference the ISA backends are tested against.
 
-use super::kernel::{compress_rounds, GroupParams, Lanes, TailBlocks, Work, MAX_LANES};
+use super::kernel::{
+    compress_rounds, compress_xof_rounds, GroupParams, Lanes, TailBlocks, Work, MAX_LANES,
+};
 use crate::consts::BLOCK_LEN;
 
 /// `N` lanes held in an array.
@@ -82,6 +84,12 @@ impl<const N: usize> Lanes for Portable<N> {
         compress_out_of_line(cv, m, row3);
     }
 
+    /// Out of line, as [`Lanes::compress`] is here.
+    #[inline]
+    fn compress_xof(cv: &[Self; 8], m: &[Self; 16], row3: [Self; 4]) -> [Self; 16] {
+        compress_xof_out_of_line(cv, m, row3)
+    }
+
     #[inline(always)]
     fn load_transposed(blocks: &[&[u8; BLOCK_LEN]; MAX_LANES]) -> [Self; 16] {
         core::array::from_fn(|word| {
@@ -145,4 +153,14 @@ fn compress_out_of_line<const N: usize>(
     row3: [Portable<N>; 4],
 ) {
     compress_rounds(cv, m, row3);
+}
+
+/// [`compress_xof_rounds`] for `N` array lanes, one copy per width.
+#[inline(never)]
+fn compress_xof_out_of_line<const N: usize>(
+    cv: &[Portable<N>; 8],
+    m: &[Portable<N>; 16],
+    row3: [Portable<N>; 4],
+) -> [Portable<N>; 16] {
+    compress_xof_rounds(cv, m, row3)
 }

@@ -3,15 +3,16 @@
 //! [`Engine::hash_records_xof_into`]): BLAKE3's extended output, whose
 //! first 32 bytes are the digest. Up to 32 bytes are a prefix of the
 //! digest and take the engine's own path on its backend; longer outputs
-//! need the root node's compression repeated with a counter, which the
-//! lane kernels do not keep, so every blob is hashed by `blake3` whole:
-//! short blobs side by side on the engine's threads, long ones each over
+//! are the root node's compression repeated with a counter: for blobs of
+//! up to a chunk and outputs of up to 1 KiB the CPU lanes do that
+//! (`Kernel::root_outputs`), other blobs are hashed by `blake3` whole,
+//! short ones side by side on the engine's threads, long ones each over
 //! all of them.
 
 use super::Engine;
 use crate::blobs::{BlobSource, Offset, Records, Slices, Span};
 use crate::cpu::batch::Threads;
-use crate::cpu::SubtreeHashing;
+use crate::cpu::{SubtreeHashing, MAX_LANE_OUTPUT};
 use crate::error::{Error, ErrorKind};
 use crate::mode::Mode;
 
@@ -34,11 +35,12 @@ impl Engine {
     /// gives.
     ///
     /// Outputs of up to 32 bytes are a prefix of each digest and run on
-    /// the engine's backend, as fast as full digests. Longer ones hash every
-    /// blob with `blake3` on the CPU, blobs side by side on the engine's
-    /// threads but not in SIMD lanes, whatever the backend: about the rate
-    /// of a `blake3::hash` loop per thread. A blob over 1 MiB is hashed in
-    /// subtrees over all the threads, as `blake3`'s `update_rayon` would.
+    /// the engine's backend, as fast as full digests. Longer ones are made
+    /// on the CPU's threads, whatever the backend: up to 1 KiB of output
+    /// from blobs of up to 1 KiB in its SIMD lanes (from half the digests'
+    /// rate at 64-byte blobs to most of it at 1 KiB), other blobs by
+    /// `blake3`, a blob over 1 MiB in subtrees over all the threads as
+    /// `blake3`'s `update_rayon` would.
     ///
     /// Fails with [`ErrorKind::XofLength`] for a `length` of 0 and with
     /// [`ErrorKind::XofOutputLength`] when `out` is not `blobs.len() *
@@ -182,10 +184,12 @@ impl Engine {
         Ok(())
     }
 
-    /// `length` (> 32) bytes of extended output of every blob, by `blake3`
-    /// on the engine's threads: blobs of up to [`LONG_BLOB`] a thread each,
-    /// longer ones after them, each in subtrees over every thread, so that
-    /// one long blob does not hold the batch to one thread.
+    /// `length` (> 32) bytes of extended output of every blob, on the
+    /// engine's threads in tasks of [`BLOBS_PER_TASK`]: blobs of up to a
+    /// chunk in the lanes where `length` fits them, others of up to
+    /// [`LONG_BLOB`] by `blake3` a thread each, longer ones after them, each
+    /// in subtrees over every thread, so that one long blob does not hold
+    /// the batch to one thread.
     fn extended_outputs<S: BlobSource>(
         &self,
         mode: Mode,
@@ -195,15 +199,25 @@ impl Engine {
     ) {
         // The derive-key context is hashed once, not once per blob.
         let hashing = SubtreeHashing::new(mode);
+        let words = self.mode_words(mode);
+        let kernel = self.inner.kernel;
+        let in_lanes = length <= MAX_LANE_OUTPUT;
         let threads = self.cpu_threads();
         let tasks: Vec<_> = (0..source.count())
             .step_by(BLOBS_PER_TASK)
             .zip(out.chunks_mut(BLOBS_PER_TASK * length))
             .collect();
         threads.for_each(tasks, |(first, out)| {
-            for (index, output) in (first..).zip(out.chunks_exact_mut(length)) {
-                let blob = source.blob(index);
+            // Blobs of up to a chunk in the lanes, where the output fits
+            // them; the rest (`left`, places in `out`) by `blake3`.
+            let left = match in_lanes {
+                true => kernel.root_outputs(words, source, first, length, out),
+                false => (0..out.len() / length).collect(),
+            };
+            for place in left {
+                let blob = source.blob(first + place);
                 if blob.len() <= LONG_BLOB {
+                    let output = &mut out[place * length..][..length];
                     hashing.output_reader(Threads::One, blob).fill(output);
                 }
             }

@@ -12,7 +12,7 @@
 //! were read and its digests straight back, with no core packing either.
 //!
 //! `--length` over 32 asks for BLAKE3's extended output, which the engine
-//! makes with `blake3` on its threads ([`Engine::hash_records_xof_into`]);
+//! makes on its threads ([`Engine::hash_records_xof_into`]);
 //! past [`BATCHED_OUTPUT`] bytes each record streams its output alone.
 
 use std::fs::File;
@@ -58,8 +58,8 @@ pub struct RecordsArgs {
     #[arg(long, requires = "size")]
     allow_short: bool,
     /// Output bytes per record, before hex encoding: fewer than 32 give a
-    /// prefix of the digest, more BLAKE3's extended output (made by
-    /// `blake3` on every thread, not in SIMD lanes).
+    /// prefix of the digest, more BLAKE3's extended output (in the SIMD
+    /// lanes up to 1 KiB of output from records of up to 1 KiB).
     #[arg(short = 'l', long, value_name = "LEN", default_value_t = 32)]
     length: u64,
     /// Write the raw output bytes of each record (32 unless --length says

@@ -1,0 +1,355 @@
+//! BLAKE3's extended output of blobs of up to one chunk, in the lanes.
+//!
+//! A blob of at most a chunk is its own root: its output block `t` is the
+//! compression of its last block from the chaining value before it, with
+//! counter `t` and the `ROOT` flag, keeping all 16 words. So each lane
+//! compresses its blob's blocks up to the last, as the digest kernel does,
+//! and then compresses the last block once per output block. `blake3`
+//! does the same one blob at a time; here 4 to 16 blobs go side by side.
+
+use super::kernel::{
+    full_block, splat_key, GroupParams, LaneGroup, Lanes, TailBlocks, Work, MAX_LANES, ZERO_BLOCK,
+};
+use super::Kernel;
+use crate::blobs::BlobSource;
+use crate::consts::{
+    blocks_in_chunk, BLOCKS_PER_CHUNK, BLOCK_LEN, CHUNK_END, CHUNK_LEN, CHUNK_START, ROOT,
+};
+use crate::mode::ModeWords;
+
+/// Output blocks made per blob in one kernel call, at most: outputs of up
+/// to [`MAX_LANE_OUTPUT`] bytes come from the lanes, longer ones from
+/// `blake3`, whose output reader fills many blocks of one blob side by side
+/// in its own SIMD.
+const MAX_OUTPUT_BLOCKS: usize = 16;
+/// The longest output per blob made in the lanes, in bytes.
+pub(crate) const MAX_LANE_OUTPUT: usize = MAX_OUTPUT_BLOCKS * BLOCK_LEN;
+
+/// One group of blobs of at most a chunk each, and how many 64-byte
+/// output blocks to make for every lane.
+#[derive(Clone, Copy)]
+pub(super) struct RootOutputs<'g, 'a> {
+    /// The blobs; counters and last flags are not read.
+    pub group: &'g LaneGroup<'a>,
+    /// Output blocks per lane, 1 to [`MAX_OUTPUT_BLOCKS`].
+    pub blocks: usize,
+}
+
+/// Output block `t` of lane `l` is written as two slots:
+/// `out[2 * t * WIDTH + l]` (its first 32 bytes) and
+/// `out[(2 * t + 1) * WIDTH + l]` (its last 32).
+impl Work for RootOutputs<'_, '_> {
+    #[inline(always)]
+    fn hash<V: Lanes>(self, params: &GroupParams, tails: &mut TailBlocks, out: &mut [[u8; 32]]) {
+        root_outputs::<V>(params, self.group, self.blocks, tails, out);
+    }
+}
+
+/// [`RootOutputs`] with lanes `V`: per lane, the chaining value before its
+/// last block and that block, then one compression per output block.
+#[inline(always)]
+fn root_outputs<V: Lanes>(
+    params: &GroupParams,
+    group: &LaneGroup,
+    blocks: usize,
+    tails: &mut TailBlocks,
+    out: &mut [[u8; 32]],
+) {
+    let width = V::WIDTH;
+    let mut last_block = [0usize; MAX_LANES];
+    let mut tail_len = [0usize; MAX_LANES];
+    for lane in 0..width {
+        let input = group.inputs[lane];
+        debug_assert!(input.len() <= CHUNK_LEN);
+        let last = blocks_in_chunk(input.len()) - 1;
+        let tail = input.len() - last * BLOCK_LEN;
+        last_block[lane] = last;
+        tail_len[lane] = tail;
+        if tail < BLOCK_LEN {
+            tails.stage(lane, input, tail);
+        }
+    }
+    let first_last = last_block[..width].iter().copied().min().unwrap_or(0);
+    let final_last = last_block[..width].iter().copied().max().unwrap_or(0);
+
+    // The blocks before the last, every lane's until it reaches its own
+    // last block; a lane's chaining value is saved there, and what the
+    // later compressions do to it is ignored.
+    let mut cv = splat_key::<V>(params);
+    let mut saved = [[0u8; BLOCK_LEN]; MAX_LANES];
+    let mut stored = [[0u8; 32]; MAX_LANES];
+    for block in 0..final_last {
+        if block >= first_last && last_block[..width].contains(&block) {
+            V::store_transposed(&cv, &mut stored);
+            for lane in 0..width {
+                if last_block[lane] == block {
+                    saved[lane][..32].copy_from_slice(&stored[lane]);
+                }
+            }
+        }
+        let flags = params.flags | if block == 0 { params.first_flags } else { 0 };
+        let mut refs = [&ZERO_BLOCK; MAX_LANES];
+        for lane in 0..width {
+            if block < last_block[lane] {
+                refs[lane] = full_block(&group.inputs[lane][block * BLOCK_LEN..]);
+            }
+        }
+        let m = V::load_transposed(&refs);
+        let row3 = [
+            V::splat(0),
+            V::splat(0),
+            V::splat(BLOCK_LEN as u32),
+            V::splat(flags),
+        ];
+        V::compress(&mut cv, &m, row3);
+    }
+    if first_last != final_last {
+        // Lanes of different lengths: gather the saved chaining values
+        // (the lanes that end last hold theirs in `cv` now).
+        V::store_transposed(&cv, &mut stored);
+        for lane in 0..width {
+            if last_block[lane] == final_last {
+                saved[lane][..32].copy_from_slice(&stored[lane]);
+            }
+        }
+        let mut refs = [&ZERO_BLOCK; MAX_LANES];
+        for (lane, block) in refs.iter_mut().zip(&saved).take(width) {
+            *lane = block;
+        }
+        let words = V::load_transposed(&refs);
+        cv.copy_from_slice(&words[..8]);
+    }
+
+    // The last blocks, once per output block.
+    let mut lens = [0u32; MAX_LANES];
+    let mut flags = [0u32; MAX_LANES];
+    let mut refs = [&ZERO_BLOCK; MAX_LANES];
+    for lane in 0..width {
+        let (last, tail) = (last_block[lane], tail_len[lane]);
+        let first = if last == 0 { params.first_flags } else { 0 };
+        lens[lane] = tail as u32;
+        flags[lane] = params.flags | first | CHUNK_END | ROOT;
+        refs[lane] = if tail == BLOCK_LEN {
+            full_block(&group.inputs[lane][last * BLOCK_LEN..])
+        } else {
+            tails.block(lane, tail)
+        };
+    }
+    let m = V::load_transposed(&refs);
+    let (lens, flags) = (V::load(&lens), V::load(&flags));
+    for block in 0..blocks {
+        let row3 = [V::splat(block as u32), V::splat(0), lens, flags];
+        let words = V::compress_xof(&cv, &m, row3);
+        let (low, high) = words.split_at(8);
+        let halves = "a compression's output is two halves of 8 words";
+        let (first, rest) = out[2 * block * width..].split_at_mut(width);
+        V::store_transposed(low.try_into().expect(halves), first);
+        V::store_transposed(high.try_into().expect(halves), rest);
+    }
+}
+
+impl Kernel {
+    /// Writes `length` (1 to [`MAX_LANE_OUTPUT`]) bytes of extended output
+    /// of each blob `first..first + out.len() / length` of `source` that is
+    /// at most a chunk long into its place in `out`, and returns the places
+    /// of the longer blobs, left as they are for the caller.
+    ///
+    /// Blobs are taken in order of block count, so the lanes of a group
+    /// mostly end together.
+    pub(crate) fn root_outputs<S: BlobSource>(
+        self,
+        words: ModeWords,
+        source: &S,
+        first: usize,
+        length: usize,
+        out: &mut [u8],
+    ) -> Vec<usize> {
+        debug_assert!((1..=MAX_LANE_OUTPUT).contains(&length));
+        let params = GroupParams {
+            key: words.key,
+            flags: words.flags,
+            first_flags: CHUNK_START,
+        };
+        let blocks = length.div_ceil(BLOCK_LEN);
+        let (order, longer) = by_block_count(source, first, out.len() / length);
+        let widest = self.widths()[0];
+        let mut tails = TailBlocks::new();
+        let mut slots = vec![[0u8; 32]; 2 * blocks * widest];
+        for lanes in order.chunks(widest) {
+            let width = self.narrowest_width_for(lanes.len());
+            let mut group = LaneGroup::default();
+            for (input, &place) in group.inputs.iter_mut().zip(lanes) {
+                *input = source.blob(first + place);
+            }
+            let work = RootOutputs {
+                group: &group,
+                blocks,
+            };
+            self.hash(width, &params, work, &mut tails, &mut slots);
+            for (lane, &place) in lanes.iter().enumerate() {
+                // Half `h` of the output (32 bytes) is in slot `h * width +
+                // lane`; whole halves are copied as arrays, inline, rather
+                // than through `memmove` calls of a length known only here.
+                let output = &mut out[place * length..][..length];
+                let mut halves = output.chunks_exact_mut(32);
+                for (half, piece) in (&mut halves).enumerate() {
+                    let piece: &mut [u8; 32] = piece.try_into().expect("chunks of 32 bytes");
+                    *piece = slots[half * width + lane];
+                }
+                let rest = halves.into_remainder();
+                if !rest.is_empty() {
+                    let half = length / 32;
+                    rest.copy_from_slice(&slots[half * width + lane][..rest.len()]);
+                }
+            }
+        }
+        longer
+    }
+}
+
+/// The places `0..count` of the blobs `first..first + count` of `source`
+/// of at most a chunk, ordered by block count (a counting sort), and the
+/// places of the longer ones.
+fn by_block_count<S: BlobSource>(
+    source: &S,
+    first: usize,
+    count: usize,
+) -> (Vec<usize>, Vec<usize>) {
+    // Block counts 1 to 16; 0 marks a blob over a chunk, left out.
+    let blocks: Vec<u8> = (first..first + count)
+        .map(|index| match source.blob(index).len() {
+            len @ 0..=CHUNK_LEN => blocks_in_chunk(len) as u8,
+            _ => 0,
+        })
+        .collect();
+    let mut starts = [0usize; BLOCKS_PER_CHUNK + 1];
+    for &count in &blocks {
+        starts[count as usize] += 1;
+    }
+    let mut total = 0;
+    for start in &mut starts[1..] {
+        (*start, total) = (total, total + *start);
+    }
+    let mut order = vec![0; total];
+    let mut longer = Vec::new();
+    for (place, &count) in blocks.iter().enumerate() {
+        match count {
+            0 => longer.push(place),
+            _ => {
+                order[starts[count as usize]] = place;
+                starts[count as usize] += 1;
+            }
+        }
+    }
+    (order, longer)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::CpuBackend;
+    use super::*;
+    use crate::blobs::Slices;
+    use crate::cpu::batch::hash_one;
+    use crate::mode::Mode;
+
+    fn reference(mode: Mode, blob: &[u8], length: usize) -> Vec<u8> {
+        let mut hasher = match mode {
+            Mode::Hash => blake3::Hasher::new(),
+            Mode::KeyedHash(key) => blake3::Hasher::new_keyed(key),
+            Mode::DeriveKey(context) => blake3::Hasher::new_derive_key(context),
+        };
+        let mut output = vec![0u8; length];
+        hasher.update(blob).finalize_xof().fill(&mut output);
+        output
+    }
+
+    /// Every backend and width, lanes of one length and of many, at output
+    /// lengths around a block and up to the most the lanes make; blobs over
+    /// a chunk keep whatever their places held.
+    #[test]
+    fn outputs_match_blake3_on_every_backend_and_width() {
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let ragged: Vec<Vec<u8>> = (0..45)
+            .map(|index| {
+                let len = match index {
+                    0 => 0,
+                    7 => CHUNK_LEN + 1,
+                    _ => (next() % (CHUNK_LEN as u64 + 1)) as usize,
+                };
+                (0..len).map(|_| next() as u8).collect()
+            })
+            .collect();
+        let even: Vec<Vec<u8>> = (0..21).map(|i| vec![i as u8; 200]).collect();
+        let key = [9u8; 32];
+        let modes = [
+            Mode::Hash,
+            Mode::KeyedHash(&key),
+            Mode::DeriveKey("blake3-batch root output tests"),
+        ];
+        for backend in CpuBackend::supported() {
+            let kernel = Kernel::new(backend).unwrap();
+            for mode in modes {
+                let words = mode.words(|context| hash_one(kernel, Mode::CONTEXT, context));
+                // 45 blobs: groups of 16, 16 and 13; then of 1, 3 and 5
+                // lanes, the narrowest widths.
+                let batches = [
+                    &ragged[..],
+                    &even[..],
+                    &ragged[..1],
+                    &ragged[3..6],
+                    &even[..5],
+                ];
+                for blobs in batches {
+                    for length in [1, 32, 33, 64, 65, 200, MAX_LANE_OUTPUT] {
+                        let mut out = vec![0xa5u8; blobs.len() * length];
+                        let longer =
+                            kernel.root_outputs(words, &Slices(blobs), 0, length, &mut out);
+                        let want_longer: Vec<usize> = (0..blobs.len())
+                            .filter(|&i| blobs[i].len() > CHUNK_LEN)
+                            .collect();
+                        assert_eq!(longer, want_longer);
+                        for (index, (blob, output)) in
+                            blobs.iter().zip(out.chunks_exact(length)).enumerate()
+                        {
+                            let want = match blob.len() {
+                                0..=CHUNK_LEN => reference(mode, blob, length),
+                                _ => vec![0xa5; length],
+                            };
+                            assert_eq!(
+                                output,
+                                want,
+                                "{backend} {mode:?} blob {index} ({} bytes) of {}, output {length}",
+                                blob.len(),
+                                blobs.len()
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Outputs land at `first`'s offset: blob `first + i` into place `i`.
+    #[test]
+    fn a_range_of_the_source_lands_from_the_start_of_out() {
+        let blobs: Vec<Vec<u8>> = (0..40).map(|i| vec![i as u8; 3 * i]).collect();
+        let kernel = Kernel::new(CpuBackend::Portable).unwrap();
+        let words = Mode::Hash.words(|_| unreachable!("no context in Mode::Hash"));
+        let mut out = vec![0u8; 30 * 40];
+        let longer = kernel.root_outputs(words, &Slices(&blobs[..]), 10, 40, &mut out);
+        assert!(longer.is_empty());
+        for (index, output) in (10..).zip(out.chunks_exact(40)) {
+            assert_eq!(
+                output,
+                reference(Mode::Hash, &blobs[index], 40),
+                "blob {index}"
+            );
+        }
+    }
+}
