@@ -33,7 +33,10 @@ fuzz_target!(|bytes: &[u8]| {
             for style in [LineStyle::Plain, LineStyle::Tag] {
                 let printed = digest_line(&line.expected, &line.path, style);
                 let again = parse_check_line(&printed).expect("a printed line parses");
-                assert_eq!((again.path, again.expected), (line.path.clone(), line.expected));
+                assert_eq!(
+                    (again.path, again.expected),
+                    (line.path.clone(), line.expected)
+                );
             }
         }
         Err(reason) => assert!(!reason.is_empty()),

@@ -1,0 +1,71 @@
+//! Extended output of slices and records, every CPU backend, all three
+//! modes, at output lengths in the lanes (up to 1 KiB), past them and
+//! under 32 bytes, each equal to `blake3`'s `finalize_xof`. Slices each lie
+//! in their own heap block, starting one byte past its start and ending at
+//! its end, so an over-read of a last block is caught by AddressSanitizer.
+#![no_main]
+
+use blake3_batch::Mode;
+use blake3_batch_fuzz::{engines, exact, mode, Input};
+use libfuzzer_sys::fuzz_target;
+
+/// `length` bytes of `blake3`'s extended output of `data` in `mode`.
+fn reference_xof(mode: Mode, data: &[u8], length: usize) -> Vec<u8> {
+    let mut hasher = match mode {
+        Mode::Hash => blake3::Hasher::new(),
+        Mode::KeyedHash(key) => blake3::Hasher::new_keyed(key),
+        Mode::DeriveKey(context) => blake3::Hasher::new_derive_key(context),
+    };
+    let mut output = vec![0u8; length];
+    hasher.update(data).finalize_xof().fill(&mut output);
+    output
+}
+
+fuzz_target!(|bytes: &[u8]| {
+    let mut input = Input(bytes);
+    let mode = mode(input.byte());
+    // Mostly 33..=1100 (the lanes and just past them), some prefixes.
+    let length = match input.byte() % 4 {
+        0 => 1 + usize::from(input.byte()) % 32,
+        _ => 33 + usize::from(input.u16()) % 1068,
+    };
+
+    let blocks: Vec<Box<[u8]>> = (0..usize::from(input.byte()) % 40)
+        .map(|_| exact(input.length() + 1, input.byte()))
+        .collect();
+    let slices: Vec<&[u8]> = blocks.iter().map(|block| &block[1..]).collect();
+    let expected: Vec<u8> = slices
+        .iter()
+        .flat_map(|slice| reference_xof(mode, slice, length))
+        .collect();
+
+    // Records: `count` of `size` bytes, the last ending at the block's end.
+    let size = input.length().clamp(1, 2100);
+    let count = usize::from(input.byte()) % 24;
+    let records = exact(size * count, input.byte());
+    let expected_records: Vec<u8> = records
+        .chunks(size)
+        .flat_map(|record| reference_xof(mode, record, length))
+        .collect();
+
+    for engine in engines() {
+        let mut out = vec![0u8; slices.len() * length];
+        engine
+            .hash_slices_xof_into(mode, &slices, length, &mut out)
+            .unwrap();
+        assert!(
+            out == expected,
+            "slices on {:?}, output {length}",
+            engine.cpu_backend()
+        );
+        let mut out = vec![0u8; count * length];
+        engine
+            .hash_records_xof_into(mode, &records, size, length, &mut out)
+            .unwrap();
+        assert!(
+            out == expected_records,
+            "records on {:?}, output {length}",
+            engine.cpu_backend()
+        );
+    }
+});
