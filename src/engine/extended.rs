@@ -37,8 +37,8 @@ impl Engine {
     /// Outputs of up to 32 bytes are a prefix of each digest and run on
     /// the engine's backend, as fast as full digests. Longer ones are made
     /// on the CPU's threads, whatever the backend: up to 1 KiB of output
-    /// from blobs of up to 1 KiB in its SIMD lanes (from half the digests'
-    /// rate at 64-byte blobs to most of it at 1 KiB), other blobs by
+    /// from blobs of up to 1 KiB in its SIMD lanes (a third of the digests'
+    /// rate at 64-byte blobs, three fifths at 1 KiB), other blobs by
     /// `blake3`, a blob over 1 MiB in subtrees over all the threads as
     /// `blake3`'s `update_rayon` would.
     ///
