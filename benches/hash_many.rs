@@ -97,6 +97,22 @@ fn batches() -> impl Iterator<Item = Batch> {
         .map(|(label, shortest, longest)| Batch::new(label, shortest, longest))
 }
 
+/// An engine on one thread per CPU backend this machine runs, named for
+/// its rows (`avx512_1_thread`, …).
+fn one_thread_engines() -> Vec<(String, Engine)> {
+    CpuBackend::supported()
+        .into_iter()
+        .map(|cpu| {
+            let engine = Engine::builder()
+                .cpu_backend(cpu)
+                .threads(1)
+                .build()
+                .expect("supported");
+            (format!("{cpu}_1_thread"), engine)
+        })
+        .collect()
+}
+
 fn configure(c: &mut Criterion) -> criterion::BenchmarkGroup<'_, criterion::measurement::WallTime> {
     let mut group = c.benchmark_group("cpu");
     group
@@ -149,13 +165,7 @@ fn backends(c: &mut Criterion) {
                 b.iter(|| p3_blake3::Blake3.hash_many(&batch.data, &mut out))
             });
         }
-        for cpu in CpuBackend::supported() {
-            let engine = Engine::builder()
-                .cpu_backend(cpu)
-                .threads(1)
-                .build()
-                .expect("supported");
-            let name = format!("{cpu}_1_thread");
+        for (name, engine) in one_thread_engines() {
             group.bench_function(BenchmarkId::new(name, batch.label), |b| {
                 b.iter(|| {
                     engine.hash_packed_into(Mode::Hash, &batch.data, &batch.offsets, &mut out)
@@ -231,13 +241,7 @@ fn extended(c: &mut Criterion) {
                 }
             })
         });
-        for cpu in CpuBackend::supported() {
-            let engine = Engine::builder()
-                .cpu_backend(cpu)
-                .threads(1)
-                .build()
-                .expect("supported");
-            let name = format!("{cpu}_1_thread");
+        for (name, engine) in one_thread_engines() {
             group.bench_function(BenchmarkId::new(name, batch.label), |b| {
                 b.iter(|| {
                     let (data, offsets) = (&batch.data, &batch.offsets);

@@ -51,6 +51,20 @@ fn every_layout(
     outputs
 }
 
+/// Asserts that `out` holds `blake3`'s `length` bytes of extended output
+/// of every blob, in order.
+fn assert_matches_blake3(label: &str, mode: Mode, blobs: &[Vec<u8>], length: usize, out: &[u8]) {
+    assert_eq!(out.len(), blobs.len() * length, "{label}");
+    for (index, (blob, output)) in blobs.iter().zip(out.chunks_exact(length)).enumerate() {
+        assert_eq!(
+            output,
+            reference_xof(mode, blob, length),
+            "{label} {mode:?} blob {index} ({} bytes) output {length}",
+            blob.len()
+        );
+    }
+}
+
 /// Output lengths on both sides of the digest (32) and of one output block
 /// (64), and the vectors' full 131.
 const LENGTHS: [usize; 8] = [1, 16, 31, 32, 33, 64, 65, 131];
@@ -115,17 +129,8 @@ fn random_batches_match_blake3_xof_on_one_and_two_threads() {
         {
             for length in [7, 32, 40, 64, 200, 1000] {
                 for (layout, out) in every_layout(&engine, mode, blobs, length) {
-                    for (index, (blob, output)) in
-                        blobs.iter().zip(out.chunks_exact(length)).enumerate()
-                    {
-                        assert_eq!(
-                            output,
-                            reference_xof(mode, blob, length),
-                            "{threads} threads {layout} {mode:?} blob {index} ({} bytes) \
-                             output {length}",
-                            blob.len()
-                        );
-                    }
+                    let label = format!("{threads} threads {layout}");
+                    assert_matches_blake3(&label, mode, blobs, length, &out);
                 }
             }
         }
@@ -178,17 +183,8 @@ fn long_blobs_among_short_ones_land_in_place_at_every_output_length() {
             for blobs in [&mixed, &records] {
                 for length in [20, 33, 200] {
                     for (layout, out) in every_layout(&engine, mode, blobs, length) {
-                        for (index, (blob, output)) in
-                            blobs.iter().zip(out.chunks_exact(length)).enumerate()
-                        {
-                            assert_eq!(
-                                output,
-                                reference_xof(mode, blob, length),
-                                "{threads} threads {layout} {mode:?} blob {index} ({} bytes) \
-                                 output {length}",
-                                blob.len()
-                            );
-                        }
+                        let label = format!("{threads} threads {layout}");
+                        assert_matches_blake3(&label, mode, blobs, length, &out);
                     }
                 }
             }

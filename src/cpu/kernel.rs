@@ -361,7 +361,7 @@ impl TailBlocks {
     /// empty input) so that
     /// [`TailBlocks::block`] returns them zero-padded.
     #[inline(always)]
-    pub(super) fn stage(&mut self, lane: usize, input: &[u8], tail: usize) {
+    fn stage(&mut self, lane: usize, input: &[u8], tail: usize) {
         let room = &mut self.lanes[lane];
         match input.len().checked_sub(BLOCK_LEN) {
             Some(window) => room[..BLOCK_LEN].copy_from_slice(&input[window..]),
@@ -777,21 +777,12 @@ fn hash_ragged_lanes<V: Lanes>(
     out: &mut [[u8; 32]],
 ) {
     let width = V::WIDTH;
-    let mut last_block = [0usize; MAX_LANES];
-    let mut tail_len = [0usize; MAX_LANES];
-    for lane in 0..width {
-        let input = group.inputs[lane];
-        debug_assert!(input.len() <= 1024);
-        let last = blocks_in_chunk(input.len()) - 1;
-        let tail = input.len() - last * BLOCK_LEN;
-        last_block[lane] = last;
-        tail_len[lane] = tail;
-        if tail < BLOCK_LEN {
-            tails.stage(lane, input, tail);
-        }
-    }
-    let first_last = last_block[..width].iter().copied().min().unwrap_or(0);
-    let final_last = last_block[..width].iter().copied().max().unwrap_or(0);
+    let RaggedLanes {
+        last_block,
+        tail_len,
+        first_last,
+        final_last,
+    } = RaggedLanes::stage(width, group, tails);
 
     let mut cv = splat_key::<V>(params);
     let counters = load_counters::<V>(group);
@@ -837,6 +828,43 @@ fn hash_ragged_lanes<V: Lanes>(
                     out[lane] = finished[lane];
                 }
             }
+        }
+    }
+}
+
+/// Where each lane of a group of blobs of up to a chunk ends: its last
+/// block's index and the bytes in it, and the first and last of those
+/// indices over the lanes.
+pub(super) struct RaggedLanes {
+    pub last_block: [usize; MAX_LANES],
+    pub tail_len: [usize; MAX_LANES],
+    pub first_last: usize,
+    pub final_last: usize,
+}
+
+impl RaggedLanes {
+    /// The ends of the first `width` lanes of `group`, each partial last
+    /// block staged in `tails`.
+    #[inline(always)]
+    pub(super) fn stage(width: usize, group: &LaneGroup, tails: &mut TailBlocks) -> RaggedLanes {
+        let mut last_block = [0usize; MAX_LANES];
+        let mut tail_len = [0usize; MAX_LANES];
+        for lane in 0..width {
+            let input = group.inputs[lane];
+            debug_assert!(input.len() <= CHUNK_LEN);
+            let last = blocks_in_chunk(input.len()) - 1;
+            let tail = input.len() - last * BLOCK_LEN;
+            last_block[lane] = last;
+            tail_len[lane] = tail;
+            if tail < BLOCK_LEN {
+                tails.stage(lane, input, tail);
+            }
+        }
+        RaggedLanes {
+            last_block,
+            tail_len,
+            first_last: last_block[..width].iter().copied().min().unwrap_or(0),
+            final_last: last_block[..width].iter().copied().max().unwrap_or(0),
         }
     }
 }

@@ -8,7 +8,8 @@
 //! does the same one blob at a time; here 4 to 16 blobs go side by side.
 
 use super::kernel::{
-    full_block, splat_key, GroupParams, LaneGroup, Lanes, TailBlocks, Work, MAX_LANES, ZERO_BLOCK,
+    full_block, splat_key, GroupParams, LaneGroup, Lanes, RaggedLanes, TailBlocks, Work, MAX_LANES,
+    ZERO_BLOCK,
 };
 use super::Kernel;
 use crate::blobs::BlobSource;
@@ -56,21 +57,12 @@ fn root_outputs<V: Lanes>(
     out: &mut [[u8; 32]],
 ) {
     let width = V::WIDTH;
-    let mut last_block = [0usize; MAX_LANES];
-    let mut tail_len = [0usize; MAX_LANES];
-    for lane in 0..width {
-        let input = group.inputs[lane];
-        debug_assert!(input.len() <= CHUNK_LEN);
-        let last = blocks_in_chunk(input.len()) - 1;
-        let tail = input.len() - last * BLOCK_LEN;
-        last_block[lane] = last;
-        tail_len[lane] = tail;
-        if tail < BLOCK_LEN {
-            tails.stage(lane, input, tail);
-        }
-    }
-    let first_last = last_block[..width].iter().copied().min().unwrap_or(0);
-    let final_last = last_block[..width].iter().copied().max().unwrap_or(0);
+    let RaggedLanes {
+        last_block,
+        tail_len,
+        first_last,
+        final_last,
+    } = RaggedLanes::stage(width, group, tails);
 
     // The blocks before the last, every lane's until it reaches its own
     // last block; a lane's chaining value is saved there, and what the
