@@ -207,26 +207,32 @@ impl Engine {
             .step_by(BLOBS_PER_TASK)
             .zip(out.chunks_mut(BLOBS_PER_TASK * length))
             .collect();
-        threads.for_each(tasks, |(first, out)| {
+        // Each task gives back the indices of its long blobs.
+        let long = threads.map(tasks, |(first, out)| {
             // Blobs of up to a chunk in the lanes, where the output fits
             // them; the rest (`left`, places in `out`) by `blake3`.
             let left = match in_lanes {
                 true => kernel.root_outputs(words, source, first, length, out),
                 false => (0..out.len() / length).collect(),
             };
+            let mut long = Vec::new();
             for place in left {
                 let blob = source.blob(first + place);
-                if blob.len() <= LONG_BLOB {
-                    let output = &mut out[place * length..][..length];
-                    hashing.output_reader(Threads::One, blob).fill(output);
+                match blob.len() <= LONG_BLOB {
+                    true => {
+                        let output = &mut out[place * length..][..length];
+                        hashing.output_reader(Threads::One, blob).fill(output);
+                    }
+                    false => long.push(first + place),
                 }
             }
+            long
         });
-        for (index, output) in out.chunks_exact_mut(length).enumerate() {
-            let blob = source.blob(index);
-            if blob.len() > LONG_BLOB {
-                hashing.output_reader(threads, blob).fill(output);
-            }
+        for index in long.into_iter().flatten() {
+            let output = &mut out[index * length..][..length];
+            hashing
+                .output_reader(threads, source.blob(index))
+                .fill(output);
         }
     }
 }
