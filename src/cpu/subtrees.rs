@@ -12,7 +12,7 @@ use blake3::hazmat::{self, ChainingValue, HasherExt};
 use super::batch::Threads;
 use super::share::share;
 use crate::blobs::BlobSource;
-use crate::mode::Mode;
+use crate::mode::{Mode, ModeWords};
 
 /// Bytes per subtree: a power of two of whole chunks, so every subtree but
 /// the last is a complete subtree of the blob's BLAKE3 tree, and the last,
@@ -42,6 +42,12 @@ pub(crate) struct SubtreeHashing<'a> {
 }
 
 impl<'a> SubtreeHashing<'a> {
+    /// The mode's key words and flags as the lanes take them, from the
+    /// derive-key context's key already hashed here.
+    pub(crate) fn words(&self) -> ModeWords {
+        self.mode.words(|_| self.context_key)
+    }
+
     pub(crate) fn new(mode: Mode<'a>) -> SubtreeHashing<'a> {
         let context_key = match mode {
             Mode::DeriveKey(context) => hazmat::hash_derive_key_context(context),

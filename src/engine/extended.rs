@@ -197,9 +197,10 @@ impl Engine {
         length: usize,
         out: &mut [u8],
     ) {
-        // The derive-key context is hashed once, not once per blob.
+        // The derive-key context is hashed once, not once per blob, and
+        // its key serves the lanes too.
         let hashing = SubtreeHashing::new(mode);
-        let words = self.mode_words(mode);
+        let words = hashing.words();
         let kernel = self.inner.kernel;
         let in_lanes = length <= MAX_LANE_OUTPUT;
         let threads = self.cpu_threads();
