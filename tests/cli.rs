@@ -181,6 +181,64 @@ fn hash_length_gives_prefixes_and_extended_output() {
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
 }
 
+/// `--seek`, as b3sum's: `--length` bytes of output from byte `--seek` on,
+/// within the digest, across its end and past it (the official vectors'
+/// 131 bytes in every mode); a file streamed for its size and stdin in raw
+/// against `blake3`; refused with `--check`.
+#[test]
+fn hash_seek_reads_the_output_from_any_byte() {
+    let files = vector_files();
+    for (seek, length) in [(8usize, 16usize), (31, 1), (1, 32), (32, 99), (100, 31)] {
+        let (seek_arg, len) = (seek.to_string(), length.to_string());
+        for (mode, args, stdin) in [
+            (0, vec![], &[][..]),
+            (1, vec!["--keyed"], &files.key[..]),
+            (2, vec!["--derive-key", files.context.as_str()], &[][..]),
+        ] {
+            let mut all = vec!["hash", "--seek", &seek_arg, "--length", &len];
+            all.extend(&args);
+            let out = run(files.command(&all), stdin);
+            assert!(out.status.success(), "{}", text(&out.stderr));
+            let want = files.lines(|name, case| {
+                let hex: String = case.extended[mode][seek..seek + length]
+                    .iter()
+                    .map(|byte| format!("{byte:02x}"))
+                    .collect();
+                format!("{hex}  {name}\n")
+            });
+            assert_eq!(text(&out.stdout), want, "--seek {seek} --length {length}");
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let big = dir.path().join("big");
+    let input = vector_input((1 << 20) + 1);
+    fs::write(&big, &input).unwrap();
+    let xof_at = |seek: u64, length: usize| {
+        let mut reader = blake3::Hasher::new().update(&input).finalize_xof();
+        reader.set_position(seek);
+        let mut bytes = vec![0u8; length];
+        reader.fill(&mut bytes);
+        bytes
+    };
+    for (seek, length) in [(4u64, 20usize), (1000, 100), (u64::MAX - 9, 10)] {
+        let (seek_arg, len) = (seek.to_string(), length.to_string());
+        let out = run(
+            b3batch()
+                .args(["hash", "--raw", "--seek", &seek_arg, "-l", &len])
+                .arg(&big),
+            b"",
+        );
+        assert_eq!(out.stdout, xof_at(seek, length), "file from {seek}");
+        let out = run(
+            b3batch().args(["hash", "--raw", "--seek", &seek_arg, "-l", &len]),
+            &input,
+        );
+        assert_eq!(out.stdout, xof_at(seek, length), "stdin from {seek}");
+    }
+    let out = run(b3batch().args(["hash", "--check", "--seek", "5", "-"]), b"");
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+}
+
 #[test]
 fn hash_runs_the_same_on_the_gpu() {
     if common::gpu_engine(None).is_none() {
@@ -661,6 +719,55 @@ fn records_length_gives_prefixes_and_extended_output() {
             .flat_map(|record| output(0, record, length))
             .collect();
         assert!(out.stdout == want, "--raw --length {length} differs");
+    }
+}
+
+/// `records --seek`, as `hash --seek`: each record's output from byte
+/// `--seek` on, within the digest and past it, made by the engine in the
+/// lanes, by `blake3` for records over a chunk and streamed per record past
+/// the batched bound.
+#[test]
+fn records_seek_reads_each_output_from_any_byte() {
+    let output_at = |record: &[u8], seek: u64, length: usize| {
+        let mut reader = blake3::Hasher::new_keyed(&[3; 32])
+            .update(record)
+            .finalize_xof();
+        reader.set_position(seek);
+        let mut bytes = vec![0u8; length];
+        reader.fill(&mut bytes);
+        bytes
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("lines");
+    let lines: Vec<Vec<u8>> = (0..50usize)
+        .map(|index| vec![b'a' + (index % 26) as u8; index * 47])
+        .collect();
+    fs::write(&file, lines.join(&b'\n')).unwrap();
+    let cases = [
+        (8u64, 16usize),
+        (1, 32),
+        (40, 64),
+        (1000, 100),
+        (70, 70_000),
+    ];
+    for (seek, length) in cases {
+        let (seek_arg, len) = (seek.to_string(), length.to_string());
+        let out = run(
+            b3batch()
+                .args(["records", "--lines", "--raw", "--keyed"])
+                .args(["--seek", &seek_arg, "--length", &len])
+                .arg(&file),
+            &[3; 32],
+        );
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let want: Vec<u8> = lines
+            .iter()
+            .flat_map(|line| output_at(line, seek, length))
+            .collect();
+        assert!(
+            out.stdout == want,
+            "--seek {seek} --length {length} differs"
+        );
     }
 }
 

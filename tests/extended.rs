@@ -1,22 +1,25 @@
 //! Outputs of any length (`Engine::hash_{slices,packed,records}_xof_into`)
-//! against the official vectors' 131-byte extended outputs and the
-//! `blake3` crate's `finalize_xof`, in all three modes, in every layout, on
-//! every engine; and their errors.
+//! and from any byte on (their `_xof_at_into` forms) against the official
+//! vectors' 131-byte extended outputs and the `blake3` crate's
+//! `finalize_xof`, in all three modes, in every layout, on every engine;
+//! and their errors.
 
 mod common;
 
 use blake3_batch::{Backend, Engine, Error, ErrorKind, Mode};
-use common::{all_engines, pack, reference_xof, vector_input, vectors, xorshift};
+use common::{all_engines, pack, reference_xof_at, vector_input, vectors, xorshift};
 
-/// `length` bytes of output per blob from every layout that can hold
-/// `blobs`: slices; packed, with `u32` and `u64` offsets that start above 0
-/// in a buffer longer than the blobs; and records where every blob has one
-/// length (of at least a byte).
+/// `length` bytes of output from byte `seek` on per blob from every layout
+/// that can hold `blobs`: slices; packed, with `u32` and `u64` offsets that
+/// start above 0 in a buffer longer than the blobs; and records where every
+/// blob has one length (of at least a byte). A `seek` of 0 takes the
+/// `_xof_into` forms, any other their `_xof_at_into` forms.
 fn every_layout(
     engine: &Engine,
     mode: Mode,
     blobs: &[Vec<u8>],
     length: usize,
+    seek: u64,
 ) -> Vec<(&'static str, Vec<u8>)> {
     let run = |hash: &dyn Fn(&mut [u8]) -> Result<(), Error>| {
         let mut out = vec![0u8; blobs.len() * length];
@@ -26,40 +29,52 @@ fn every_layout(
     let (mut data, offsets) = pack(blobs, 3);
     data.extend_from_slice(&[0x5a; 5]);
     let offsets32: Vec<u32> = offsets.iter().map(|&offset| offset as u32).collect();
+    let packed = |out: &mut [u8], offsets: &[u64], wide: bool| match (seek, wide) {
+        (0, true) => engine.hash_packed_xof_into(mode, &data, offsets, length, out),
+        (0, false) => engine.hash_packed_xof_into(mode, &data, &offsets32, length, out),
+        (_, true) => engine.hash_packed_xof_at_into(mode, &data, offsets, length, seek, out),
+        (_, false) => engine.hash_packed_xof_at_into(mode, &data, &offsets32, length, seek, out),
+    };
     let mut outputs = vec![
         (
             "slices",
-            run(&|out| engine.hash_slices_xof_into(mode, blobs, length, out)),
+            run(&|out| match seek {
+                0 => engine.hash_slices_xof_into(mode, blobs, length, out),
+                _ => engine.hash_slices_xof_at_into(mode, blobs, length, seek, out),
+            }),
         ),
-        (
-            "packed u32",
-            run(&|out| engine.hash_packed_xof_into(mode, &data, &offsets32, length, out)),
-        ),
-        (
-            "packed u64",
-            run(&|out| engine.hash_packed_xof_into(mode, &data, &offsets, length, out)),
-        ),
+        ("packed u32", run(&|out| packed(out, &offsets, false))),
+        ("packed u64", run(&|out| packed(out, &offsets, true))),
     ];
     let size = blobs.first().map_or(0, Vec::len);
     if size > 0 && blobs.iter().all(|blob| blob.len() == size) {
         let records = blobs.concat();
         outputs.push((
             "records",
-            run(&|out| engine.hash_records_xof_into(mode, &records, size, length, out)),
+            run(&|out| match seek {
+                0 => engine.hash_records_xof_into(mode, &records, size, length, out),
+                _ => engine.hash_records_xof_at_into(mode, &records, size, length, seek, out),
+            }),
         ));
     }
     outputs
 }
 
 /// Asserts that `out` holds `blake3`'s `length` bytes of extended output
-/// of every blob, in order.
-fn assert_matches_blake3(label: &str, mode: Mode, blobs: &[Vec<u8>], length: usize, out: &[u8]) {
+/// from byte `seek` on of every blob, in order.
+fn assert_matches_blake3(
+    label: &str,
+    mode: Mode,
+    blobs: &[Vec<u8>],
+    (length, seek): (usize, u64),
+    out: &[u8],
+) {
     assert_eq!(out.len(), blobs.len() * length, "{label}");
     for (index, (blob, output)) in blobs.iter().zip(out.chunks_exact(length)).enumerate() {
         assert_eq!(
             output,
-            reference_xof(mode, blob, length),
-            "{label} {mode:?} blob {index} ({} bytes) output {length}",
+            reference_xof_at(mode, blob, length, seek),
+            "{label} {mode:?} blob {index} ({} bytes) output {length} from {seek}",
             blob.len()
         );
     }
@@ -80,7 +95,7 @@ fn every_vector_in_one_batch_at_every_output_length() {
     for (name, engine) in all_engines() {
         for (which, mode) in vectors.modes().into_iter().enumerate() {
             for length in LENGTHS {
-                for (layout, out) in every_layout(engine, mode, &inputs, length) {
+                for (layout, out) in every_layout(engine, mode, &inputs, length, 0) {
                     for (case, output) in vectors.cases.iter().zip(out.chunks_exact(length)) {
                         assert_eq!(
                             output,
@@ -128,9 +143,9 @@ fn random_batches_match_blake3_xof_on_one_and_two_threads() {
             .flat_map(|blobs| modes.map(|mode| (blobs, mode)))
         {
             for length in [7, 32, 40, 64, 200, 1000] {
-                for (layout, out) in every_layout(&engine, mode, blobs, length) {
+                for (layout, out) in every_layout(&engine, mode, blobs, length, 0) {
                     let label = format!("{threads} threads {layout}");
-                    assert_matches_blake3(&label, mode, blobs, length, &out);
+                    assert_matches_blake3(&label, mode, blobs, (length, 0), &out);
                 }
             }
         }
@@ -144,7 +159,7 @@ fn prefixes_of_more_blobs_than_one_piece_land_in_order() {
     let mut next = xorshift(0x9e37_79b9);
     let blobs: Vec<Vec<u8>> = (0..70_000).map(|_| next().to_le_bytes().to_vec()).collect();
     let engine = Engine::builder().backend(Backend::Cpu).build().unwrap();
-    for (layout, out) in every_layout(&engine, Mode::Hash, &blobs, 20) {
+    for (layout, out) in every_layout(&engine, Mode::Hash, &blobs, 20, 0) {
         for (index, (blob, output)) in blobs.iter().zip(out.chunks_exact(20)).enumerate() {
             assert_eq!(
                 output,
@@ -181,12 +196,91 @@ fn long_blobs_among_short_ones_land_in_place_at_every_output_length() {
             .unwrap();
         for mode in [Mode::Hash, Mode::KeyedHash(&key)] {
             for blobs in [&mixed, &records] {
-                for length in [20, 33, 200] {
-                    for (layout, out) in every_layout(&engine, mode, blobs, length) {
+                for (length, seek) in [(20, 0), (33, 0), (200, 0), (40, 1000)] {
+                    for (layout, out) in every_layout(&engine, mode, blobs, length, seek) {
                         let label = format!("{threads} threads {layout}");
-                        assert_matches_blake3(&label, mode, blobs, length, &out);
+                        assert_matches_blake3(&label, mode, blobs, (length, seek), &out);
                     }
                 }
+            }
+        }
+    }
+}
+
+/// Output lengths and seeks: within the digest (a piece of it, from the
+/// backend), across its end, from within a block and from its start, up to
+/// the most the lanes make and one byte past it, across 2^32 blocks (the
+/// counter's high word) and up to the output's last byte.
+const SEEKS: [(usize, u64); 11] = [
+    (16, 8),
+    (1, 31),
+    (32, 1),
+    (64, 32),
+    (40, 1000),
+    (1000, 24),
+    (1001, 24),
+    (131, 64),
+    (3000, 5),
+    (80, (1 << 38) - 40),
+    (33, u64::MAX - 32),
+];
+
+#[test]
+fn outputs_from_any_seek_match_blake3_on_every_engine() {
+    let mut next = xorshift(0x5eec_0ff5);
+    let lengths = [0, 1, 63, 64, 65, 500, 1024, 1025, 2048, 3000, 200, 7];
+    let blobs: Vec<Vec<u8>> = (0..60)
+        .map(|index| {
+            let len = lengths[index % lengths.len()];
+            (0..len).map(|_| next() as u8).collect()
+        })
+        .collect();
+    let records: Vec<Vec<u8>> = (0..40).map(|index| vec![index as u8; 100]).collect();
+    let key = [0x17u8; 32];
+    let modes = [
+        Mode::Hash,
+        Mode::KeyedHash(&key),
+        Mode::DeriveKey("blake3-batch seek tests"),
+    ];
+    for (name, engine) in all_engines() {
+        for mode in modes {
+            for batch in [&blobs, &records] {
+                for (length, seek) in SEEKS {
+                    for (layout, out) in every_layout(engine, mode, batch, length, seek) {
+                        let label = format!("{name} {layout}");
+                        assert_matches_blake3(&label, mode, batch, (length, seek), &out);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The official vectors' 131 bytes of output read from a seek give the
+/// same bytes as the vectors from there on.
+#[test]
+fn every_vector_from_a_seek_is_the_rest_of_its_output() {
+    let vectors = vectors();
+    let inputs: Vec<Vec<u8>> = vectors
+        .cases
+        .iter()
+        .map(|case| vector_input(case.input_len))
+        .collect();
+    let engine = Engine::builder().backend(Backend::Cpu).build().unwrap();
+    for (which, mode) in vectors.modes().into_iter().enumerate() {
+        for seek in [1usize, 31, 32, 63, 64, 100] {
+            let length = 131 - seek;
+            let mut out = vec![0u8; inputs.len() * length];
+            engine
+                .hash_slices_xof_at_into(mode, &inputs, length, seek as u64, &mut out)
+                .unwrap();
+            for (case, output) in vectors.cases.iter().zip(out.chunks_exact(length)) {
+                assert_eq!(
+                    output,
+                    &case.extended[which][seek..],
+                    "{mode:?} input {} from {seek}",
+                    case.input_len
+                );
             }
         }
     }
@@ -206,6 +300,9 @@ fn an_empty_batch_gives_nothing_at_any_length() {
         engine
             .hash_records_xof_into(Mode::Hash, &[], 16, length, &mut [])
             .unwrap();
+        engine
+            .hash_slices_xof_at_into(Mode::Hash, &none, length, 1 << 40, &mut [])
+            .unwrap();
     }
 }
 
@@ -223,6 +320,37 @@ const LAYOUTS: [(&str, Layout); 3] = [
         engine.hash_records_xof_into(Mode::Hash, b"aabbcc", 2, length, out)
     }),
 ];
+
+/// The `_at_` forms check as the others do, whatever the seek.
+#[test]
+fn a_seek_does_not_change_what_is_an_error() {
+    let engine = Engine::builder().backend(Backend::Cpu).build().unwrap();
+    for seek in [0, 5, 100, u64::MAX] {
+        let mut out = [0xaau8; 3 * 64];
+        let blobs = ["a", "bb", "ccc"];
+        let error = engine
+            .hash_slices_xof_at_into(Mode::Hash, &blobs, 0, seek, &mut out)
+            .unwrap_err();
+        assert_eq!(error.kind(), &ErrorKind::XofLength, "from {seek}");
+        let wrong = engine
+            .hash_packed_xof_at_into(Mode::Hash, b"abbccc", &[0u32, 1, 3, 6], 63, seek, &mut out)
+            .unwrap_err();
+        let kind = ErrorKind::XofOutputLength {
+            blobs: 3,
+            length: 63,
+            actual: 3 * 64,
+        };
+        assert_eq!(wrong.kind(), &kind, "from {seek}");
+        let records = engine
+            .hash_records_xof_at_into(Mode::Hash, b"abcdef", 4, 64, seek, &mut out)
+            .unwrap_err();
+        assert!(
+            matches!(records.kind(), ErrorKind::RecordSizeMismatch { .. }),
+            "from {seek}: {records}"
+        );
+        assert!(out.iter().all(|&byte| byte == 0xaa), "from {seek}: written");
+    }
+}
 
 #[test]
 fn a_length_of_zero_or_a_buffer_of_the_wrong_size_is_an_error_and_writes_nothing() {

@@ -26,23 +26,26 @@ const MAX_OUTPUT_BLOCKS: usize = 16;
 /// The longest output per blob made in the lanes, in bytes.
 pub(crate) const MAX_LANE_OUTPUT: usize = MAX_OUTPUT_BLOCKS * BLOCK_LEN;
 
-/// One group of blobs of at most a chunk each, and how many 64-byte
-/// output blocks to make for every lane.
+/// One group of blobs of at most a chunk each, and which 64-byte output
+/// blocks to make for every lane.
 #[derive(Clone, Copy)]
 pub(super) struct RootOutputs<'g, 'a> {
     /// The blobs; counters and last flags are not read.
     pub group: &'g LaneGroup<'a>,
+    /// The counter of the first output block: the output's byte offset
+    /// (a seek) over 64.
+    pub first_block: u64,
     /// Output blocks per lane, 1 to [`MAX_OUTPUT_BLOCKS`].
     pub blocks: usize,
 }
 
-/// Output block `t` of lane `l` is written as two slots:
+/// Output block `first_block + t` of lane `l` is written as two slots:
 /// `out[2 * t * WIDTH + l]` (its first 32 bytes) and
 /// `out[(2 * t + 1) * WIDTH + l]` (its last 32).
 impl Work for RootOutputs<'_, '_> {
     #[inline(always)]
     fn hash<V: Lanes>(self, params: &GroupParams, tails: &mut TailBlocks, out: &mut [[u8; 32]]) {
-        root_outputs::<V>(params, self.group, self.blocks, tails, out);
+        root_outputs::<V>(params, self, tails, out);
     }
 }
 
@@ -51,11 +54,15 @@ impl Work for RootOutputs<'_, '_> {
 #[inline(always)]
 fn root_outputs<V: Lanes>(
     params: &GroupParams,
-    group: &LaneGroup,
-    blocks: usize,
+    work: RootOutputs,
     tails: &mut TailBlocks,
     out: &mut [[u8; 32]],
 ) {
+    let RootOutputs {
+        group,
+        first_block,
+        blocks,
+    } = work;
     let width = V::WIDTH;
     let RaggedLanes {
         last_block,
@@ -130,7 +137,9 @@ fn root_outputs<V: Lanes>(
     let m = V::load_transposed(&refs);
     let (lens, flags) = (V::load(&lens), V::load(&flags));
     for block in 0..blocks {
-        let row3 = [V::splat(block as u32), V::splat(0), lens, flags];
+        let counter = first_block + block as u64;
+        let (low, high) = (counter as u32, (counter >> 32) as u32);
+        let row3 = [V::splat(low), V::splat(high), lens, flags];
         let words = V::compress_xof(&cv, &m, row3);
         let (low, high) = words.split_at(8);
         let halves = "a compression's output is two halves of 8 words";
@@ -141,10 +150,12 @@ fn root_outputs<V: Lanes>(
 }
 
 impl Kernel {
-    /// Writes `length` (1 to [`MAX_LANE_OUTPUT`]) bytes of extended output
-    /// of each blob `first..first + out.len() / length` of `source` that is
-    /// at most a chunk long into its place in `out`, and returns the places
-    /// of the longer blobs, left as they are for the caller.
+    /// Writes `length` bytes of extended output from byte `seek` on of
+    /// each blob `first..first + out.len() / length` of `source` that is at
+    /// most a chunk long into its place in `out`, and returns the places of
+    /// the longer blobs, left as they are for the caller. The output blocks
+    /// spanned, `seek % 64 + length` bytes, are at most
+    /// [`MAX_LANE_OUTPUT`].
     ///
     /// Blobs are taken in order of block count, so the lanes of a group
     /// mostly end together.
@@ -154,15 +165,18 @@ impl Kernel {
         source: &S,
         first: usize,
         length: usize,
+        seek: u64,
         out: &mut [u8],
     ) -> Vec<usize> {
-        debug_assert!((1..=MAX_LANE_OUTPUT).contains(&length));
+        // Where the output starts within its first block.
+        let skip = (seek % BLOCK_LEN as u64) as usize;
+        debug_assert!(length >= 1 && skip + length <= MAX_LANE_OUTPUT);
         let params = GroupParams {
             key: words.key,
             flags: words.flags,
             first_flags: CHUNK_START,
         };
-        let blocks = length.div_ceil(BLOCK_LEN);
+        let blocks = (skip + length).div_ceil(BLOCK_LEN);
         let (order, longer) = by_block_count(source, first, out.len() / length);
         let widest = self.widths()[0];
         let mut tails = TailBlocks::new();
@@ -175,27 +189,37 @@ impl Kernel {
             }
             let work = RootOutputs {
                 group: &group,
+                first_block: seek / BLOCK_LEN as u64,
                 blocks,
             };
             self.hash(width, &params, work, &mut tails, &mut slots);
             for (lane, &place) in lanes.iter().enumerate() {
-                // Half `h` of the output (32 bytes) is in slot `h * width +
-                // lane`; whole halves are copied as arrays, inline, rather
-                // than through `memmove` calls of a length known only here.
-                let output = &mut out[place * length..][..length];
-                let mut halves = output.chunks_exact_mut(32);
-                for (half, piece) in (&mut halves).enumerate() {
-                    let piece: &mut [u8; 32] = piece.try_into().expect("chunks of 32 bytes");
-                    *piece = slots[half * width + lane];
-                }
-                let rest = halves.into_remainder();
-                if !rest.is_empty() {
-                    let half = length / 32;
-                    rest.copy_from_slice(&slots[half * width + lane][..rest.len()]);
-                }
+                // Half `h` of the blocks made (32 bytes) is in slot
+                // `h * width + lane`; the output starts in half `skip / 32`.
+                let halves = (skip / 32..).map(|half| &slots[half * width + lane]);
+                copy_from(halves, skip % 32, &mut out[place * length..][..length]);
             }
         }
         longer
+    }
+}
+
+/// Fills `output` with the bytes of `halves`, 32 each, from byte `skip`
+/// (< 32) of the first on. Whole halves are copied as arrays, inline, rather than
+/// through `memmove` calls of a length known only here.
+#[inline(always)]
+fn copy_from<'s>(halves: impl Iterator<Item = &'s [u8; 32]>, skip: usize, output: &mut [u8]) {
+    let (mut halves, mut output, mut from) = (halves, output, skip);
+    // A half is taken only while output is left: `halves` need not end.
+    while !output.is_empty() {
+        let Some(half) = halves.next() else { break };
+        let len = (32 - from).min(output.len());
+        let (piece, rest) = std::mem::take(&mut output).split_at_mut(len);
+        match <&mut [u8; 32]>::try_from(&mut *piece) {
+            Ok(whole) => *whole = *half,
+            Err(_) => piece.copy_from_slice(&half[from..from + len]),
+        }
+        (output, from) = (rest, 0);
     }
 }
 
@@ -244,20 +268,44 @@ mod tests {
     use crate::cpu::batch::hash_one;
     use crate::mode::Mode;
 
-    fn reference(mode: Mode, blob: &[u8], length: usize) -> Vec<u8> {
+    /// `length` bytes of `blob`'s extended output from byte `seek` on.
+    fn reference(mode: Mode, blob: &[u8], length: usize, seek: u64) -> Vec<u8> {
         let mut hasher = match mode {
             Mode::Hash => blake3::Hasher::new(),
             Mode::KeyedHash(key) => blake3::Hasher::new_keyed(key),
             Mode::DeriveKey(context) => blake3::Hasher::new_derive_key(context),
         };
         let mut output = vec![0u8; length];
-        hasher.update(blob).finalize_xof().fill(&mut output);
+        let mut reader = hasher.update(blob).finalize_xof();
+        reader.set_position(seek);
+        reader.fill(&mut output);
         output
     }
 
+    /// Output lengths and seeks: from the start, then from within a half,
+    /// from a half's start, to a block's end, across a block, over 2^32
+    /// blocks (the counter's high word) and at the last block there is.
+    const OUTPUTS: [(usize, u64); 14] = [
+        (1, 0),
+        (32, 0),
+        (33, 0),
+        (64, 0),
+        (65, 0),
+        (200, 0),
+        (MAX_LANE_OUTPUT, 0),
+        (1, 31),
+        (40, 1),
+        (64, 32),
+        (33, 991),
+        (MAX_LANE_OUTPUT - 63, 127),
+        (80, (1 << 38) - 40),
+        (64, u64::MAX - 63),
+    ];
+
     /// Every backend and width, lanes of one length and of many, at output
-    /// lengths around a block and up to the most the lanes make; blobs over
-    /// a chunk keep whatever their places held.
+    /// lengths around a block and up to the most the lanes make, from the
+    /// start and from seeks within and across blocks, the counter's high
+    /// word included; blobs over a chunk keep whatever their places held.
     #[test]
     fn outputs_match_blake3_on_every_backend_and_width() {
         let mut state = 0x2545_f491_4f6c_dd1du64;
@@ -298,10 +346,10 @@ mod tests {
                     &even[..5],
                 ];
                 for blobs in batches {
-                    for length in [1, 32, 33, 64, 65, 200, MAX_LANE_OUTPUT] {
+                    for (length, seek) in OUTPUTS {
                         let mut out = vec![0xa5u8; blobs.len() * length];
-                        let longer =
-                            kernel.root_outputs(words, &Slices(blobs), 0, length, &mut out);
+                        let source = &Slices(blobs);
+                        let longer = kernel.root_outputs(words, source, 0, length, seek, &mut out);
                         let want_longer: Vec<usize> = (0..blobs.len())
                             .filter(|&i| blobs[i].len() > CHUNK_LEN)
                             .collect();
@@ -310,13 +358,14 @@ mod tests {
                             blobs.iter().zip(out.chunks_exact(length)).enumerate()
                         {
                             let want = match blob.len() {
-                                0..=CHUNK_LEN => reference(mode, blob, length),
+                                0..=CHUNK_LEN => reference(mode, blob, length, seek),
                                 _ => vec![0xa5; length],
                             };
                             assert_eq!(
                                 output,
                                 want,
-                                "{backend} {mode:?} blob {index} ({} bytes) of {}, output {length}",
+                                "{backend} {mode:?} blob {index} ({} bytes) of {}, \
+                                 output {length} from {seek}",
                                 blob.len(),
                                 blobs.len()
                             );
@@ -334,12 +383,12 @@ mod tests {
         let kernel = Kernel::new(CpuBackend::Portable).unwrap();
         let words = Mode::Hash.words(|_| unreachable!("no context in Mode::Hash"));
         let mut out = vec![0u8; 30 * 40];
-        let longer = kernel.root_outputs(words, &Slices(&blobs[..]), 10, 40, &mut out);
+        let longer = kernel.root_outputs(words, &Slices(&blobs[..]), 10, 40, 0, &mut out);
         assert!(longer.is_empty());
         for (index, output) in (10..).zip(out.chunks_exact(40)) {
             assert_eq!(
                 output,
-                reference(Mode::Hash, &blobs[index], 40),
+                reference(Mode::Hash, &blobs[index], 40, 0),
                 "blob {index}"
             );
         }

@@ -1,16 +1,18 @@
-//! Outputs of any length per blob, in every layout
+//! Outputs of any length per blob, from any byte on, in every layout
 //! ([`Engine::hash_slices_xof_into`], [`Engine::hash_packed_xof_into`],
-//! [`Engine::hash_records_xof_into`]): BLAKE3's extended output, whose
-//! first 32 bytes are the digest. Up to 32 bytes are a prefix of the
-//! digest and take the engine's own path on its backend; longer outputs
-//! are the root node's compression repeated with a counter: for blobs of
-//! up to a chunk and outputs of up to 1 KiB the CPU lanes do that
+//! [`Engine::hash_records_xof_into`], and their `_at_` forms with a seek):
+//! BLAKE3's extended output, whose first 32 bytes are the digest. Outputs
+//! within the first 32 bytes are a piece of the digest and take the
+//! engine's own path on its backend; others are the root node's
+//! compression repeated with a counter: for blobs of up to a chunk and
+//! outputs spanning up to 1 KiB of blocks the CPU lanes do that
 //! (`Kernel::root_outputs`), other blobs are hashed by `blake3` whole,
 //! short ones side by side on the engine's threads, long ones each over
 //! all of them.
 
 use super::Engine;
 use crate::blobs::{BlobSource, Offset, Records, Slices, Span};
+use crate::consts::BLOCK_LEN;
 use crate::cpu::batch::Threads;
 use crate::cpu::{SubtreeHashing, MAX_LANE_OUTPUT};
 use crate::error::{Error, ErrorKind};
@@ -65,8 +67,39 @@ impl Engine {
         length: usize,
         out: &mut [u8],
     ) -> Result<(), Error> {
+        self.hash_slices_xof_at_into(mode, blobs, length, 0, out)
+    }
+
+    /// [`hash_slices_xof_into`](Self::hash_slices_xof_into) from byte
+    /// `seek` of each blob's output on: `length` bytes of what
+    /// `blake3::OutputReader` gives after `set_position(seek)`, as b3sum's
+    /// `--seek` and blake3-py's `digest(length, seek=…)`. Outputs of up to
+    /// 1 KiB of blocks (`seek % 64 + length`) of blobs of up to 1 KiB
+    /// come from the lanes as from the start; any `seek` is valid.
+    ///
+    /// ```
+    /// use blake3_batch::{Engine, Mode};
+    ///
+    /// let engine = Engine::builder().build()?;
+    /// let mut out = [0u8; 2 * 16];
+    /// engine.hash_slices_xof_at_into(Mode::Hash, &["ada", "grace"], 16, 100, &mut out)?;
+    /// let mut reader = blake3::Hasher::new().update(b"ada").finalize_xof();
+    /// reader.set_position(100);
+    /// let mut want = [0u8; 16];
+    /// reader.fill(&mut want);
+    /// assert_eq!(out[..16], want);
+    /// # Ok::<(), blake3_batch::Error>(())
+    /// ```
+    pub fn hash_slices_xof_at_into<B: AsRef<[u8]> + Sync>(
+        &self,
+        mode: Mode,
+        blobs: &[B],
+        length: usize,
+        seek: u64,
+        out: &mut [u8],
+    ) -> Result<(), Error> {
         check_length(length)?;
-        self.xof_into(mode, &Slices(blobs), length, out)
+        self.xof_into(mode, &Slices(blobs), length, seek, out)
     }
 
     /// [`hash_slices_xof_into`](Self::hash_slices_xof_into) for packed
@@ -94,16 +127,31 @@ impl Engine {
         length: usize,
         out: &mut [u8],
     ) -> Result<(), Error> {
+        self.hash_packed_xof_at_into(mode, data, offsets, length, 0, out)
+    }
+
+    /// [`hash_packed_xof_into`](Self::hash_packed_xof_into) from byte
+    /// `seek` of each blob's output on, as
+    /// [`hash_slices_xof_at_into`](Self::hash_slices_xof_at_into).
+    pub fn hash_packed_xof_at_into<O: Offset>(
+        &self,
+        mode: Mode,
+        data: &[u8],
+        offsets: &[O],
+        length: usize,
+        seek: u64,
+        out: &mut [u8],
+    ) -> Result<(), Error> {
         check_length(length)?;
         let blobs = offsets.len().saturating_sub(1);
-        if length == 32 && !offsets.is_empty() && out.len() == blobs * 32 {
+        if (length, seek) == (32, 0) && !offsets.is_empty() && out.len() == blobs * 32 {
             // Full digests take the packed path itself, which checks the
             // offsets as it hashes where that pays.
             let (slots, _) = out.as_chunks_mut::<32>();
             return self.hash_packed_into(mode, data, offsets, slots);
         }
         let packed = self.checked_packed(data, offsets)?;
-        self.xof_into(mode, &packed, length, out)
+        self.xof_into(mode, &packed, length, seek, out)
     }
 
     /// [`hash_slices_xof_into`](Self::hash_slices_xof_into) for `data` cut
@@ -127,16 +175,34 @@ impl Engine {
         length: usize,
         out: &mut [u8],
     ) -> Result<(), Error> {
-        check_length(length)?;
-        self.xof_into(mode, &Records::new(data, record_size)?, length, out)
+        self.hash_records_xof_at_into(mode, data, record_size, length, 0, out)
     }
 
-    /// `length` bytes of output of every blob of a validated `source`.
+    /// [`hash_records_xof_into`](Self::hash_records_xof_into) from byte
+    /// `seek` of each record's output on, as
+    /// [`hash_slices_xof_at_into`](Self::hash_slices_xof_at_into).
+    pub fn hash_records_xof_at_into(
+        &self,
+        mode: Mode,
+        data: &[u8],
+        record_size: usize,
+        length: usize,
+        seek: u64,
+        out: &mut [u8],
+    ) -> Result<(), Error> {
+        check_length(length)?;
+        let records = Records::new(data, record_size)?;
+        self.xof_into(mode, &records, length, seek, out)
+    }
+
+    /// `length` bytes of output from byte `seek` on of every blob of a
+    /// validated `source`.
     fn xof_into<S: BlobSource>(
         &self,
         mode: Mode,
         source: &S,
         length: usize,
+        seek: u64,
         out: &mut [u8],
     ) -> Result<(), Error> {
         let blobs = source.count();
@@ -148,45 +214,59 @@ impl Engine {
             }
             .into());
         }
-        match length {
+        // Bytes `seek..seek + length` of the output, where they lie within
+        // the digest.
+        let in_digest = usize::try_from(seek)
+            .ok()
+            .filter(|&start| start.checked_add(length).is_some_and(|end| end <= 32));
+        match in_digest {
             // `out` is a whole number of digests: checked above.
-            32 => self.run(mode, source, out.as_chunks_mut::<32>().0),
-            0..32 => self.digest_prefixes(mode, source, length, out),
-            _ => {
-                self.extended_outputs(mode, source, length, out);
+            Some(0) if length == 32 => self.run(mode, source, out.as_chunks_mut::<32>().0),
+            Some(start) => self.digest_pieces(mode, source, start, length, out),
+            None => {
+                self.extended_outputs(mode, source, length, seek, out);
                 Ok(())
             }
         }
     }
 
-    /// The first `length` (< 32) bytes of every digest, hashed on the
-    /// backend in pieces; `out` is written only once every piece is hashed.
-    fn digest_prefixes<S: BlobSource>(
+    /// Bytes `start..start + length` (within the first 32) of every
+    /// digest, hashed on the backend in pieces; `out` is written only once
+    /// every piece is hashed.
+    fn digest_pieces<S: BlobSource>(
         &self,
         mode: Mode,
         source: &S,
+        start: usize,
         length: usize,
         out: &mut [u8],
     ) -> Result<(), Error> {
         let blobs = source.count();
-        let mut prefixes = vec![0u8; out.len()];
+        let bytes = start..start + length;
+        let mut pieces = vec![0u8; out.len()];
         let mut digests = vec![[0u8; 32]; blobs.min(BLOBS_PER_PIECE)];
-        let starts = (0..blobs).step_by(BLOBS_PER_PIECE);
-        for (start, prefixes) in starts.zip(prefixes.chunks_mut(BLOBS_PER_PIECE * length)) {
-            let len = prefixes.len() / length;
+        let firsts = (0..blobs).step_by(BLOBS_PER_PIECE);
+        for (first, pieces) in firsts.zip(pieces.chunks_mut(BLOBS_PER_PIECE * length)) {
+            let len = pieces.len() / length;
             let digests = &mut digests[..len];
-            self.run(mode, &Span { source, start, len }, digests)?;
-            for (prefix, digest) in prefixes.chunks_exact_mut(length).zip(digests.iter()) {
-                prefix.copy_from_slice(&digest[..length]);
+            let span = Span {
+                source,
+                start: first,
+                len,
+            };
+            self.run(mode, &span, digests)?;
+            for (piece, digest) in pieces.chunks_exact_mut(length).zip(digests.iter()) {
+                piece.copy_from_slice(&digest[bytes.clone()]);
             }
         }
-        out.copy_from_slice(&prefixes);
+        out.copy_from_slice(&pieces);
         Ok(())
     }
 
-    /// `length` (> 32) bytes of extended output of every blob, on the
-    /// engine's threads in tasks of [`BLOBS_PER_TASK`]: blobs of up to a
-    /// chunk in the lanes where `length` fits them, others of up to
+    /// `length` bytes of extended output from byte `seek` on (past the
+    /// digest) of every blob, on the engine's threads in tasks of
+    /// [`BLOBS_PER_TASK`]: blobs of up to a chunk in the lanes where the
+    /// output blocks spanned fit them, others of up to
     /// [`LONG_BLOB`] by `blake3` a thread each, longer ones after them, each
     /// in subtrees over every thread, so that one long blob does not hold
     /// the batch to one thread.
@@ -195,6 +275,7 @@ impl Engine {
         mode: Mode,
         source: &S,
         length: usize,
+        seek: u64,
         out: &mut [u8],
     ) {
         // The derive-key context is hashed once, not once per blob, and
@@ -202,7 +283,8 @@ impl Engine {
         let hashing = SubtreeHashing::new(mode);
         let words = hashing.words();
         let kernel = self.inner.kernel;
-        let in_lanes = length <= MAX_LANE_OUTPUT;
+        let skip = (seek % BLOCK_LEN as u64) as usize;
+        let in_lanes = skip + length <= MAX_LANE_OUTPUT;
         let threads = self.cpu_threads();
         let tasks: Vec<_> = (0..source.count())
             .step_by(BLOBS_PER_TASK)
@@ -213,7 +295,7 @@ impl Engine {
             // Blobs of up to a chunk in the lanes, where the output fits
             // them; the rest (`left`, places in `out`) by `blake3`.
             let left = match in_lanes {
-                true => kernel.root_outputs(words, source, first, length, out),
+                true => kernel.root_outputs(words, source, first, length, seek, out),
                 false => (0..out.len() / length).collect(),
             };
             let mut long = Vec::new();
@@ -221,8 +303,9 @@ impl Engine {
                 let blob = source.blob(first + place);
                 match blob.len() <= LONG_BLOB {
                     true => {
-                        let output = &mut out[place * length..][..length];
-                        hashing.output_reader(Threads::One, blob).fill(output);
+                        let mut reader = hashing.output_reader(Threads::One, blob);
+                        reader.set_position(seek);
+                        reader.fill(&mut out[place * length..][..length]);
                     }
                     false => long.push(first + place),
                 }
@@ -230,10 +313,9 @@ impl Engine {
             long
         });
         for index in long.into_iter().flatten() {
-            let output = &mut out[index * length..][..length];
-            hashing
-                .output_reader(threads, source.blob(index))
-                .fill(output);
+            let mut reader = hashing.output_reader(threads, source.blob(index));
+            reader.set_position(seek);
+            reader.fill(&mut out[index * length..][..length]);
         }
     }
 }

@@ -176,13 +176,22 @@ pub fn reference(mode: Mode, data: &[u8]) -> [u8; 32] {
 /// `mode`.
 #[allow(dead_code)] // not every test binary asks for extended output
 pub fn reference_xof(mode: Mode, data: &[u8], length: usize) -> Vec<u8> {
+    reference_xof_at(mode, data, length, 0)
+}
+
+/// `length` bytes of `blake3`'s extended output of `data` in `mode` from
+/// byte `seek` on.
+#[allow(dead_code)]
+pub fn reference_xof_at(mode: Mode, data: &[u8], length: usize, seek: u64) -> Vec<u8> {
     let mut hasher = match mode {
         Mode::Hash => blake3::Hasher::new(),
         Mode::KeyedHash(key) => blake3::Hasher::new_keyed(key),
         Mode::DeriveKey(context) => blake3::Hasher::new_derive_key(context),
     };
+    let mut reader = hasher.update(data).finalize_xof();
+    reader.set_position(seek);
     let mut out = vec![0u8; length];
-    hasher.update(data).finalize_xof().fill(&mut out);
+    reader.fill(&mut out);
     out
 }
 

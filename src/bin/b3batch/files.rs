@@ -3,9 +3,10 @@
 //! stdin) streamed through the engine, which hashes them on the GPU or the
 //! CPU as its backend says. Results come out in input order; a file that
 //! cannot be read fully, or that changes while it is read, gets an error,
-//! never a digest. Output longer than 32 bytes (`--length`) is BLAKE3's
-//! extended output, which the engine gives as an `OutputReader` per file
-//! (small files then hashed by `blake3` on its threads, not in SIMD lanes).
+//! never a digest. Output past the first 32 bytes (`--length`, `--seek`)
+//! is BLAKE3's extended output, which the engine gives as an
+//! `OutputReader` per file (small files then hashed by `blake3` on its
+//! threads, not in SIMD lanes).
 
 use std::fs;
 use std::io::{self, Read, Write};
@@ -63,17 +64,29 @@ impl Digest {
         }
     }
 
-    /// Writes the first `len` bytes of output, a block at a time (so any
-    /// length streams). Only extended output goes past 32 bytes.
-    pub fn write(self, len: u64, encoding: Encoding, out: &mut impl Write) -> io::Result<()> {
+    /// Writes `len` bytes of output from byte `seek` on, a block at a time
+    /// (so any length streams). Only extended output goes past the first
+    /// 32 bytes.
+    pub fn write(
+        self,
+        len: u64,
+        seek: u64,
+        encoding: Encoding,
+        out: &mut impl Write,
+    ) -> io::Result<()> {
         let mut output = match self {
-            Digest::Hash(hash) if len <= 32 => return put(&hash[..len as usize], encoding, out),
-            Digest::Hash(_) => {
-                return Err(io::Error::other(
-                    "internal error: a batched digest asked for more than 32 bytes",
-                ))
+            Digest::Hash(hash) => {
+                return match seek.checked_add(len).filter(|&end| end <= 32) {
+                    Some(end) => put(&hash[seek as usize..end as usize], encoding, out),
+                    None => Err(io::Error::other(
+                        "internal error: a batched digest asked for more than its 32 bytes",
+                    )),
+                }
             }
-            Digest::Extended(output) => output,
+            Digest::Extended(mut output) => {
+                output.set_position(seek);
+                output
+            }
         };
         let mut block = [0u8; 64];
         let mut left = len;

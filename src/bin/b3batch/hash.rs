@@ -23,13 +23,21 @@ pub struct HashArgs {
     #[arg(short = 'r', long)]
     recursive: bool,
     /// Read b3sum-format lines and check each file's digest.
-    #[arg(short = 'c', long, conflicts_with_all = ["tag", "no_names", "raw", "recursive", "length"])]
+    #[arg(
+        short = 'c',
+        long,
+        conflicts_with_all = ["tag", "no_names", "raw", "recursive", "length", "seek"]
+    )]
     check: bool,
     /// Output bytes per file, before hex encoding: fewer than 32 give a
     /// prefix of the digest, more BLAKE3's extended output (small files
     /// then hashed by `blake3` on every thread, not in SIMD lanes).
     #[arg(short = 'l', long, value_name = "LEN", default_value_t = 32)]
     length: u64,
+    /// The output's first byte: with --length, bytes SEEK..SEEK+LEN of
+    /// BLAKE3's extended output, as b3sum's --seek.
+    #[arg(long, value_name = "SEEK", default_value_t = 0)]
+    seek: u64,
     /// BSD-style lines: `BLAKE3 (FILE) = HASH`.
     #[arg(long)]
     tag: bool,
@@ -68,7 +76,9 @@ pub fn run(args: &HashArgs, global: &GlobalArgs) -> Result<ExitCode, CliError> {
         let mut hasher = FileHasher::new(&engine, &mode, &progress);
         check(&files, global.quiet, &mut hasher, &mut out)?
     } else {
-        let mut hasher = FileHasher::new(&engine, &mode, &progress).extended(args.length > 32);
+        // Output past the digest's 32 bytes is extended output.
+        let extended = args.seek.saturating_add(args.length) > 32;
+        let mut hasher = FileHasher::new(&engine, &mode, &progress).extended(extended);
         hash(args, &files, &mut hasher, &mut out)?
     };
     progress.finish_and_clear();
@@ -103,11 +113,11 @@ fn hash(
     let mut failed = 0u64;
     let mut emit = |path: PathBuf, outcome: Outcome| -> Result<(), CliError> {
         match outcome {
-            Ok(digest) if args.raw => digest.write(args.length, Encoding::Raw, out)?,
+            Ok(digest) if args.raw => digest.write(args.length, args.seek, Encoding::Raw, out)?,
             Ok(digest) => {
                 let (before, after) = line_parts(&path, style);
                 out.write_all(before.as_bytes())?;
-                digest.write(args.length, Encoding::Hex, out)?;
+                digest.write(args.length, args.seek, Encoding::Hex, out)?;
                 out.write_all(after.as_bytes())?;
             }
             Err(reason) => {

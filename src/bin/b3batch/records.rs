@@ -11,9 +11,10 @@
 //! (a multiple of 16 bytes up to 1 KiB), it copies them from where they
 //! were read and its digests straight back, with no core packing either.
 //!
-//! `--length` over 32 asks for BLAKE3's extended output, which the engine
-//! makes on its threads ([`Engine::hash_records_xof_into`]);
-//! past [`BATCHED_OUTPUT`] bytes each record streams its output alone.
+//! `--length` (and `--seek`) past the first 32 bytes asks for BLAKE3's
+//! extended output, which the engine makes on its threads
+//! ([`Engine::hash_records_xof_at_into`]); past [`BATCHED_OUTPUT`] bytes
+//! each record streams its output alone.
 
 use std::fs::File;
 use std::io::{self, Read, Write};
@@ -62,6 +63,10 @@ pub struct RecordsArgs {
     /// lanes up to 1 KiB of output from records of up to 1 KiB).
     #[arg(short = 'l', long, value_name = "LEN", default_value_t = 32)]
     length: u64,
+    /// The output's first byte: with --length, bytes SEEK..SEEK+LEN of
+    /// each record's extended output, as b3sum's --seek.
+    #[arg(long, value_name = "SEEK", default_value_t = 0)]
+    seek: u64,
     /// Write the raw output bytes of each record (32 unless --length says
     /// otherwise) instead of a hex line.
     #[arg(long)]
@@ -121,6 +126,7 @@ pub fn run(args: &RecordsArgs, global: &GlobalArgs) -> Result<ExitCode, CliError
         engine: &engine,
         mode: &mode,
         length: args.length,
+        seek: args.seek,
         encoding: match args.raw {
             true => Encoding::Raw,
             false => Encoding::Hex,
@@ -171,6 +177,8 @@ struct Sink<'a, W: Write> {
     mode: &'a HashMode,
     /// Output bytes per record (`--length`).
     length: u64,
+    /// The output's first byte (`--seek`).
+    seek: u64,
     encoding: Encoding,
     /// Digest slots for a batch, reused.
     digests: PinnedBuffer,
@@ -182,7 +190,7 @@ impl<W: Write> Sink<'_, W> {
     /// engine, or one record at a time by `blake3` for extended output.
     fn hash_and_write(&mut self, batch: Batch) -> Result<(), CliError> {
         let count = batch.count();
-        if self.length > 32 {
+        if self.seek.saturating_add(self.length) > 32 {
             let batched = usize::try_from(self.length).ok();
             if let Some(length) = batched.filter(|&length| length <= BATCHED_OUTPUT) {
                 return self.hash_extended_and_write(&batch, length);
@@ -202,11 +210,12 @@ impl<W: Write> Sink<'_, W> {
         }
         .map_err(|error| CliError::Message(error.to_string()))?;
         for digest in &*slots {
+            let digest = Digest::Hash(*digest);
             write_digest(
                 &mut self.out,
-                self.length,
+                (self.length, self.seek),
                 self.encoding,
-                Digest::Hash(*digest),
+                digest,
             )?;
         }
         Ok(())
@@ -221,17 +230,19 @@ impl<W: Write> Sink<'_, W> {
         for start in (0..batch.count()).step_by(per_piece) {
             let end = (start + per_piece).min(batch.count());
             let outputs = &mut outputs[..(end - start) * length];
+            let seek = self.seek;
             match batch {
-                Batch::Sized { data, size } => self.engine.hash_records_xof_into(
+                Batch::Sized { data, size } => self.engine.hash_records_xof_at_into(
                     mode,
                     &data[start * size..end * size],
                     *size,
                     length,
+                    seek,
                     outputs,
                 ),
                 Batch::Slices(records) => {
-                    self.engine
-                        .hash_slices_xof_into(mode, &records[start..end], length, outputs)
+                    let records = &records[start..end];
+                    (self.engine).hash_slices_xof_at_into(mode, records, length, seek, outputs)
                 }
             }
             .map_err(|error| CliError::Message(error.to_string()))?;
@@ -246,18 +257,24 @@ impl<W: Write> Sink<'_, W> {
     /// Writes the digest of a record streamed through `hasher`.
     fn finish_hasher(&mut self, hasher: blake3::Hasher) -> Result<(), CliError> {
         let digest = Digest::Extended(hasher.finalize_xof());
-        write_digest(&mut self.out, self.length, self.encoding, digest)
+        write_digest(
+            &mut self.out,
+            (self.length, self.seek),
+            self.encoding,
+            digest,
+        )
     }
 }
 
-/// One record's `length` output bytes: raw, or a hex line.
+/// One record's `length` output bytes from byte `seek` on: raw, or a hex
+/// line.
 fn write_digest(
     out: &mut impl Write,
-    length: u64,
+    (length, seek): (u64, u64),
     encoding: Encoding,
     digest: Digest,
 ) -> Result<(), CliError> {
-    digest.write(length, encoding, out)?;
+    digest.write(length, seek, encoding, out)?;
     end_record(out, encoding)
 }
 
