@@ -36,6 +36,7 @@ def hash_arrow(
     column: Any,
     *,
     length: int = 32,
+    seek: int = 0,
     key: Optional[Key] = None,
     derive_key: Optional[str] = None,
 ) -> Any:
@@ -48,11 +49,13 @@ def hash_arrow(
     ``pyarrow.FixedSizeBinaryArray`` of ``length`` bytes a row (a
     ``pyarrow.ChunkedArray``, one chunk per input chunk, for a stream); null
     rows stay null. ``length`` < 32 keeps a prefix of the digest; over 32
-    gives BLAKE3's extended output. ``key`` (32
-    bytes) hashes in keyed mode, ``derive_key`` (a context string) in key
-    derivation mode.
+    gives BLAKE3's extended output; ``seek`` starts each output at that
+    byte of the extended output, as ``blake3(data).digest(length, seek=…)``
+    does. ``key`` (32 bytes) hashes in keyed mode, ``derive_key`` (a
+    context string) in key derivation mode; every function here takes
+    ``length``, ``seek``, ``key`` and ``derive_key`` alike.
     """
-    return default_engine().hash_arrow(column, length=length, key=key, derive_key=derive_key)
+    return default_engine().hash_arrow(column, length=length, seek=seek, key=key, derive_key=derive_key)
 
 
 def hash_arrow_u64(
@@ -68,18 +71,20 @@ def hash_many(
     items: Iterable[Any],
     *,
     length: int = 32,
+    seek: int = 0,
     key: Optional[Key] = None,
     derive_key: Optional[str] = None,
 ) -> List[bytes]:
     """Digests of a sequence of bytes-like objects, as a list of ``bytes``
     of ``length`` bytes each, in order."""
-    return default_engine().hash_many(items, length=length, key=key, derive_key=derive_key)
+    return default_engine().hash_many(items, length=length, seek=seek, key=key, derive_key=derive_key)
 
 
 def hash_file(
     path: Union[str, "os.PathLike[str]"],
     *,
     length: int = 32,
+    seek: int = 0,
     key: Optional[Key] = None,
     derive_key: Optional[str] = None,
 ) -> bytes:
@@ -89,13 +94,14 @@ def hash_file(
     sends long inputs there), with the GIL released. Raises
     ``FileNotFoundError``, ``IsADirectoryError`` or another ``OSError``
     where the file cannot be read, or changes length while it is read."""
-    return default_engine().hash_file(path, length=length, key=key, derive_key=derive_key)
+    return default_engine().hash_file(path, length=length, seek=seek, key=key, derive_key=derive_key)
 
 
 def hash_reader(
     reader: Any,
     *,
     length: int = 32,
+    seek: int = 0,
     key: Optional[Key] = None,
     derive_key: Optional[str] = None,
 ) -> bytes:
@@ -106,13 +112,14 @@ def hash_reader(
     each hashed while the next is read, with the GIL released but for each
     read. An exception a read raises is raised here; a text-mode file is a
     ``TypeError``."""
-    return default_engine().hash_reader(reader, length=length, key=key, derive_key=derive_key)
+    return default_engine().hash_reader(reader, length=length, seek=seek, key=key, derive_key=derive_key)
 
 
 def hash_files(
     paths: Union[Iterable[Union[str, "os.PathLike[str]", None]], Any],
     *,
     length: int = 32,
+    seek: int = 0,
     key: Optional[Key] = None,
     derive_key: Optional[str] = None,
     errors: str = "raise",
@@ -126,7 +133,7 @@ def hash_files(
     ``OSError`` that fits once every file is hashed (``errors="raise"``),
     or gets ``None`` (``errors="none"``)."""
     return default_engine().hash_files(
-        paths, length=length, key=key, derive_key=derive_key, errors=errors
+        paths, length=length, seek=seek, key=key, derive_key=derive_key, errors=errors
     )
 
 
@@ -134,6 +141,7 @@ def hash_records(
     records: Any,
     *,
     length: int = 32,
+    seek: int = 0,
     key: Optional[Key] = None,
     derive_key: Optional[str] = None,
     out: Any = None,
@@ -142,7 +150,9 @@ def hash_records(
     array (one k-byte record a row): a new ``(n, length)`` ``uint8`` array,
     or ``out`` (a writable C-contiguous ``(n, length)`` ``uint8`` array)
     filled and returned; if hashing fails, ``out`` is left all zeros."""
-    return default_engine().hash_records(records, length=length, key=key, derive_key=derive_key, out=out)
+    return default_engine().hash_records(
+        records, length=length, seek=seek, key=key, derive_key=derive_key, out=out
+    )
 
 
 def pinned_buffer(nbytes: int) -> PinnedBuffer:

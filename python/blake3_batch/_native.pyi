@@ -24,6 +24,7 @@ class Engine:
         column: Any,
         *,
         length: int = 32,
+        seek: int = 0,
         key: Optional[_Key] = None,
         derive_key: Optional[str] = None,
     ) -> Union[pa.FixedSizeBinaryArray, pa.ChunkedArray]: ...
@@ -39,6 +40,7 @@ class Engine:
         items: Iterable[Any],
         *,
         length: int = 32,
+        seek: int = 0,
         key: Optional[_Key] = None,
         derive_key: Optional[str] = None,
     ) -> List[bytes]: ...
@@ -47,6 +49,7 @@ class Engine:
         path: Union[str, "os.PathLike[str]"],
         *,
         length: int = 32,
+        seek: int = 0,
         key: Optional[_Key] = None,
         derive_key: Optional[str] = None,
     ) -> bytes: ...
@@ -55,6 +58,7 @@ class Engine:
         reader: Any,
         *,
         length: int = 32,
+        seek: int = 0,
         key: Optional[_Key] = None,
         derive_key: Optional[str] = None,
     ) -> bytes: ...
@@ -63,6 +67,7 @@ class Engine:
         paths: Union[Iterable[Union[str, "os.PathLike[str]", None]], pa.Array, pa.ChunkedArray, Any],
         *,
         length: int = 32,
+        seek: int = 0,
         key: Optional[_Key] = None,
         derive_key: Optional[str] = None,
         errors: str = "raise",
@@ -72,6 +77,7 @@ class Engine:
         records: npt.NDArray[np.uint8],
         *,
         length: int = 32,
+        seek: int = 0,
         key: Optional[_Key] = None,
         derive_key: Optional[str] = None,
         out: Optional[npt.NDArray[np.uint8]] = None,
@@ -100,6 +106,7 @@ def default_engine() -> Engine: ...
 def check_options(
     *,
     length: int = 32,
+    seek: int = 0,
     key: Optional[_Key] = None,
     derive_key: Optional[str] = None,
 ) -> None: ...

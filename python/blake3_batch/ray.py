@@ -29,9 +29,10 @@ class HashColumn:
     """Adds the BLAKE3 digest of one binary or string column to a
     ``pyarrow.Table`` (or ``RecordBatch``) batch.
 
-    ``out`` names the new column (replaced if present). ``as_u64=True``
-    stores the first 8 digest bytes as ``uint64`` instead of ``length``
-    bytes of binary. ``key``/``derive_key`` select the keyed or key
+    ``out`` names the new column (replaced if present). ``length`` bytes
+    of binary from byte ``seek`` of each output on (BLAKE3's extended
+    output past 32), or with ``as_u64=True`` the first 8 digest bytes as
+    ``uint64``. ``key``/``derive_key`` select the keyed or key
     derivation mode; ``backend`` and ``threads`` configure each worker's
     engine (``threads`` defaults to the CPUs Ray gave the worker, or all).
     """
@@ -42,6 +43,7 @@ class HashColumn:
         out: str = "blake3",
         *,
         length: int = 32,
+        seek: int = 0,
         as_u64: bool = False,
         key: Optional[Union[bytes, bytearray]] = None,
         derive_key: Optional[str] = None,
@@ -49,10 +51,15 @@ class HashColumn:
         threads: Optional[int] = None,
     ) -> None:
         # Bad arguments fail here, in the driver, not later in every actor.
-        check_options(length=length, key=key, derive_key=derive_key)
+        check_options(length=length, seek=seek, key=key, derive_key=derive_key)
+        if as_u64 and (length, seek) != (32, 0):
+            raise ValueError(
+                "as_u64=True stores each digest's first 8 bytes: leave length= and seek= out"
+            )
         self.column = column
         self.out = out
         self.length = length
+        self.seek = seek
         self.as_u64 = as_u64
         self.key = bytes(key) if key is not None else None
         self.derive_key = derive_key
@@ -79,7 +86,11 @@ class HashColumn:
             digests = engine.hash_arrow_u64(values, key=self.key, derive_key=self.derive_key)
         else:
             digests = engine.hash_arrow(
-                values, length=self.length, key=self.key, derive_key=self.derive_key
+                values,
+                length=self.length,
+                seek=self.seek,
+                key=self.key,
+                derive_key=self.derive_key,
             )
         return _with_column(batch, self.out, digests)
 
@@ -99,6 +110,7 @@ class HashFiles(HashColumn):
         out: str = "blake3",
         *,
         length: int = 32,
+        seek: int = 0,
         key: Optional[Union[bytes, bytearray]] = None,
         derive_key: Optional[str] = None,
         errors: str = "raise",
@@ -107,9 +119,16 @@ class HashFiles(HashColumn):
     ) -> None:
         if errors not in ("raise", "none"):
             raise ValueError(f'errors={errors!r}: give "raise" or "none"')
-        check_options(length=length, key=key, derive_key=derive_key)
+        check_options(length=length, seek=seek, key=key, derive_key=derive_key)
         super().__init__(
-            column, out, length=length, key=key, derive_key=derive_key, backend=backend, threads=threads
+            column,
+            out,
+            length=length,
+            seek=seek,
+            key=key,
+            derive_key=derive_key,
+            backend=backend,
+            threads=threads,
         )
         self.errors = errors
 
@@ -120,6 +139,7 @@ class HashFiles(HashColumn):
         digests = self._get_engine().hash_files(
             batch.column(self.column),
             length=self.length,
+            seek=self.seek,
             key=self.key,
             derive_key=self.derive_key,
             errors=self.errors,

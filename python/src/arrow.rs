@@ -101,14 +101,14 @@ impl<'a> Rows<'a> {
         }
     }
 
-    /// Writes `length` bytes of output of every row into `out`, back to
-    /// back (`len() * length` bytes): a prefix of the digest up to 32,
-    /// BLAKE3's extended output beyond.
+    /// Writes `length` bytes of output from byte `seek` on of every row
+    /// into `out`, back to back (`len() * length` bytes): a piece of the
+    /// digest within its 32 bytes, BLAKE3's extended output beyond.
     fn hash_into(
         &self,
         engine: &Engine,
         mode: Mode,
-        length: usize,
+        (length, seek): (usize, u64),
         out: &mut [u8],
     ) -> Result<(), Error> {
         if self.len() == 0 {
@@ -118,21 +118,22 @@ impl<'a> Rows<'a> {
         }
         match self {
             Rows::Packed32 { data, offsets } => {
-                engine.hash_packed_xof_into(mode, data, offsets, length, out)
+                engine.hash_packed_xof_at_into(mode, data, offsets, length, seek, out)
             }
             Rows::Packed64 { data, offsets } => {
-                engine.hash_packed_xof_into(mode, data, offsets, length, out)
+                engine.hash_packed_xof_at_into(mode, data, offsets, length, seek, out)
             }
             // Records of 0 bytes are all the empty input; the engine wants a
             // record size of at least 1.
             Rows::Records { size: 0, count, .. } => {
                 let empty: Vec<&[u8]> = vec![&[]; *count];
-                engine.hash_slices_xof_into(mode, &empty, length, out)
+                engine.hash_slices_xof_at_into(mode, &empty, length, seek, out)
             }
             Rows::Records { data, size, count } => {
-                engine.hash_records_xof_into(mode, &data[..count * size], *size, length, out)
+                let data = &data[..count * size];
+                engine.hash_records_xof_at_into(mode, data, *size, length, seek, out)
             }
-            Rows::Slices(slices) => engine.hash_slices_xof_into(mode, slices, length, out),
+            Rows::Slices(slices) => engine.hash_slices_xof_at_into(mode, slices, length, seek, out),
         }
     }
 }
@@ -166,27 +167,29 @@ fn views<T: ByteViewType + ?Sized>(array: &GenericByteViewArray<T>) -> Rows<'_> 
     )
 }
 
-/// Digests of every row of `array`, `length` bytes each, as a
-/// FixedSizeBinary array with the input's nulls (null rows hold zeros).
-/// `None` when the array's type cannot be hashed.
+/// Outputs of every row of `array`, `length` bytes each from byte `seek`
+/// on, as a FixedSizeBinary array with the input's nulls (null rows hold
+/// zeros). `None` when the array's type cannot be hashed.
 pub fn hash_array(
     engine: &Engine,
     mode: Mode,
-    length: usize,
+    (length, seek): (usize, u64),
     array: &dyn Array,
 ) -> Option<Result<ArrayRef, Error>> {
     let rows = Rows::of(array)?;
-    Some(digest_bytes(engine, mode, length, &rows).map(|mut bytes| {
-        let nulls = array.logical_nulls();
-        for row in null_rows(nulls.as_ref()) {
-            bytes[row * length..(row + 1) * length].fill(0);
-        }
-        Arc::new(FixedSizeBinaryArray::new(
-            length as i32,
-            Buffer::from_vec(bytes),
-            nulls,
-        )) as ArrayRef
-    }))
+    Some(
+        digest_bytes(engine, mode, (length, seek), &rows).map(|mut bytes| {
+            let nulls = array.logical_nulls();
+            for row in null_rows(nulls.as_ref()) {
+                bytes[row * length..(row + 1) * length].fill(0);
+            }
+            Arc::new(FixedSizeBinaryArray::new(
+                length as i32,
+                Buffer::from_vec(bytes),
+                nulls,
+            )) as ArrayRef
+        }),
+    )
 }
 
 /// The first 8 bytes of every row's digest as a little-endian `u64`, with
@@ -200,7 +203,7 @@ pub fn hash_array_u64(
     let rows = Rows::of(array)?;
     let mut keys = vec![0u64; rows.len()];
     // Each key's 8 bytes are the digest's first 8, read little-endian.
-    let hashed = rows.hash_into(engine, mode, 8, bytemuck::cast_slice_mut(&mut keys));
+    let hashed = rows.hash_into(engine, mode, (8, 0), bytemuck::cast_slice_mut(&mut keys));
     for key in &mut keys {
         *key = u64::from_le(*key);
     }
@@ -213,15 +216,15 @@ pub fn hash_array_u64(
     }))
 }
 
-/// `length` bytes of every row's output, back to back.
+/// `length` bytes of every row's output from byte `seek` on, back to back.
 pub fn digest_bytes(
     engine: &Engine,
     mode: Mode,
-    length: usize,
+    (length, seek): (usize, u64),
     rows: &Rows,
 ) -> Result<Vec<u8>, Error> {
     let mut bytes = output_buffer(rows.len(), length)?;
-    digest_into(engine, mode, length, rows, &mut bytes)?;
+    digest_into(engine, mode, (length, seek), rows, &mut bytes)?;
     Ok(bytes)
 }
 
@@ -243,20 +246,21 @@ pub fn output_buffer(count: usize, length: usize) -> Result<Vec<u8>, Error> {
     Ok(buffer)
 }
 
-/// Writes `length` bytes of every row's output, back to back, into `out`
-/// (`rows.len() * length` bytes). Where the engine fails, `out` is left
-/// all zeros: no row holds a digest that could be taken for its own.
+/// Writes `length` bytes of every row's output from byte `seek` on, back
+/// to back, into `out` (`rows.len() * length` bytes). Where the engine
+/// fails, `out` is left all zeros: no row holds a digest that could be
+/// taken for its own.
 pub fn digest_into(
     engine: &Engine,
     mode: Mode,
-    length: usize,
+    (length, seek): (usize, u64),
     rows: &Rows,
     out: &mut [u8],
 ) -> Result<(), Error> {
     debug_assert_eq!(out.len(), rows.len() * length);
     // The engine writes full digests straight into `out` (where the GPU may
     // copy them itself, in pinned memory).
-    let hashed = rows.hash_into(engine, mode, length, out);
+    let hashed = rows.hash_into(engine, mode, (length, seek), out);
     if hashed.is_err() {
         out.fill(0);
     }

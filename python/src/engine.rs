@@ -129,20 +129,26 @@ impl PyEngine {
     /// values, read in place: a `pyarrow.FixedSizeBinaryArray` of `length`
     /// bytes a row (a `ChunkedArray` with one chunk per input chunk for a
     /// stream), nulls kept null.
-    #[pyo3(signature = (column, *, length = 32, key = None, derive_key = None))]
+    #[pyo3(signature = (column, *, length = 32, seek = 0, key = None, derive_key = None))]
     fn hash_arrow<'py>(
         &self,
         py: Python<'py>,
         column: &Bound<'py, PyAny>,
         length: usize,
+        seek: i128,
         key: Option<&Bound<'py, PyAny>>,
         derive_key: Option<&str>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let options = Options::parse(key, derive_key, length)?;
+        let options = Options::parse(key, derive_key, length, seek)?;
         let engine = self.engine()?;
         let output = DataType::FixedSizeBinary(length as i32);
         hash_column(py, column, output, move |array| {
-            hash_array(&engine, options.mode.as_mode(), options.length, array)
+            hash_array(
+                &engine,
+                options.mode.as_mode(),
+                (length, options.seek),
+                array,
+            )
         })
     }
 
@@ -156,7 +162,7 @@ impl PyEngine {
         key: Option<&Bound<'py, PyAny>>,
         derive_key: Option<&str>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let options = Options::parse(key, derive_key, 8)?;
+        let options = Options::parse(key, derive_key, 8, 0)?;
         let engine = self.engine()?;
         hash_column(py, column, DataType::UInt64, move |array| {
             hash_array_u64(&engine, options.mode.as_mode(), array)
@@ -166,16 +172,17 @@ impl PyEngine {
     /// Digests of a sequence of bytes-like objects, as a list of `bytes`
     /// of `length` bytes each. `bytes` items are read in place; other
     /// bytes-like objects are copied once.
-    #[pyo3(signature = (items, *, length = 32, key = None, derive_key = None))]
+    #[pyo3(signature = (items, *, length = 32, seek = 0, key = None, derive_key = None))]
     fn hash_many<'py>(
         &self,
         py: Python<'py>,
         items: &Bound<'py, PyAny>,
         length: usize,
+        seek: i128,
         key: Option<&Bound<'py, PyAny>>,
         derive_key: Option<&str>,
     ) -> PyResult<Bound<'py, PyList>> {
-        let options = Options::parse(key, derive_key, length)?;
+        let options = Options::parse(key, derive_key, length, seek)?;
         let engine = self.engine()?;
         if items.is_instance_of::<PyBytes>()
             || items.is_instance_of::<PyByteArray>()
@@ -188,10 +195,10 @@ impl PyEngine {
         }
         let blobs = bytes_items(py, items)?;
         let slices: Vec<&[u8]> = blobs.iter().map(|blob| blob.as_bytes()).collect();
-        let length = options.length;
+        let (length, seek) = (options.length, options.seek);
         let mut outputs = output_buffer(slices.len(), length).map_err(to_py)?;
         let mode = options.mode.as_mode();
-        py.detach(|| engine.hash_slices_xof_into(mode, &slices, length, &mut outputs))
+        py.detach(|| engine.hash_slices_xof_at_into(mode, &slices, length, seek, &mut outputs))
             .map_err(to_py)?;
         PyList::new(
             py,
@@ -205,17 +212,20 @@ impl PyEngine {
     /// shape `(n, k)`: a new `(n, length)` `uint8` array, or `out` (a
     /// writable C-contiguous `(n, length)` `uint8` array) filled and
     /// returned.
-    #[pyo3(signature = (records, *, length = 32, key = None, derive_key = None, out = None))]
+    #[pyo3(signature = (records, *, length = 32, seek = 0, key = None, derive_key = None, out = None))]
+    // One Rust argument per Python keyword argument.
+    #[allow(clippy::too_many_arguments)]
     fn hash_records<'py>(
         &self,
         py: Python<'py>,
         records: &Bound<'py, PyAny>,
         length: usize,
+        seek: i128,
         key: Option<&Bound<'py, PyAny>>,
         derive_key: Option<&str>,
         out: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let options = Options::parse(key, derive_key, length)?;
+        let options = Options::parse(key, derive_key, length, seek)?;
         let engine = self.engine()?;
         let typed = uint8_matrix(records, "records")?;
         let readonly = typed.try_readonly().map_err(|error| {
@@ -228,9 +238,10 @@ impl PyEngine {
         // Straight into the output buffer, as for Arrow columns.
         let rows_of_records = Rows::records(data, size, rows);
         let mode = options.mode.as_mode();
+        let output = (options.length, options.seek);
         let Some(out) = out else {
             let bytes = py
-                .detach(|| digest_bytes(&engine, mode, options.length, &rows_of_records))
+                .detach(|| digest_bytes(&engine, mode, output, &rows_of_records))
                 .map_err(to_py)?;
             return Ok(PyArray1::from_vec(py, bytes)
                 .reshape([rows, options.length])?
@@ -258,7 +269,7 @@ impl PyEngine {
                 "out overlaps the records: give it memory of its own",
             ));
         }
-        py.detach(|| digest_into(&engine, mode, options.length, &rows_of_records, slots))
+        py.detach(|| digest_into(&engine, mode, output, &rows_of_records, slots))
             .map_err(to_py)?;
         drop(writable);
         Ok(out.clone())
@@ -270,20 +281,21 @@ impl PyEngine {
     /// GIL released: read whole (up to 64 MiB) or in windows, each hashed
     /// on the engine's backend while the next is read, so a file of any
     /// size takes a few windows of memory.
-    #[pyo3(signature = (path, *, length = 32, key = None, derive_key = None))]
+    #[pyo3(signature = (path, *, length = 32, seek = 0, key = None, derive_key = None))]
     fn hash_file<'py>(
         &self,
         py: Python<'py>,
         path: PathBuf,
         length: usize,
+        seek: i128,
         key: Option<&Bound<'py, PyAny>>,
         derive_key: Option<&str>,
     ) -> PyResult<Bound<'py, PyBytes>> {
-        let options = Options::parse(key, derive_key, length)?;
+        let options = Options::parse(key, derive_key, length, seek)?;
         let engine = self.engine()?;
         let outputs = py.detach(|| file_outputs(&engine, &options, [path]));
         match outputs.into_iter().next() {
-            Some(output) => output.map_err(to_py)?.into_bytes(py, options.length),
+            Some(output) => output.map_err(to_py)?.into_bytes(py, &options),
             None => Err(PyRuntimeError::new_err(
                 "internal error: no digest for the file; please report it",
             )),
@@ -296,28 +308,29 @@ impl PyEngine {
     /// each hashed on the engine's backend while the next is read, with
     /// the GIL released but for each read. An exception a read raises is
     /// raised here.
-    #[pyo3(signature = (reader, *, length = 32, key = None, derive_key = None))]
+    #[pyo3(signature = (reader, *, length = 32, seek = 0, key = None, derive_key = None))]
     fn hash_reader<'py>(
         &self,
         py: Python<'py>,
         reader: &Bound<'py, PyAny>,
         length: usize,
+        seek: i128,
         key: Option<&Bound<'py, PyAny>>,
         derive_key: Option<&str>,
     ) -> PyResult<Bound<'py, PyBytes>> {
-        let options = Options::parse(key, derive_key, length)?;
+        let options = Options::parse(key, derive_key, length, seek)?;
         let engine = self.engine()?;
         let mut failure = None;
         let source = PyReader::new(reader, &mut failure)?;
         let mode = options.mode.as_mode();
-        let output = py.detach(|| match options.length {
-            0..=32 => engine.hash_reader(mode, source).map(Output::Digest),
-            _ => engine.hash_reader_xof(mode, source).map(Output::Extended),
+        let output = py.detach(|| match options.in_digest() {
+            Some(_) => engine.hash_reader(mode, source).map(Output::Digest),
+            None => engine.hash_reader_xof(mode, source).map(Output::Extended),
         });
         if let Some(error) = failure {
             return Err(error);
         }
-        output.map_err(to_py)?.into_bytes(py, options.length)
+        output.map_err(to_py)?.into_bytes(py, &options)
     }
 
     /// The digests of the files at `paths` (an iterable of `str` or
@@ -328,17 +341,20 @@ impl PyEngine {
     /// batches, larger ones streamed, all with the GIL released. A file that cannot be read, is a directory or changes
     /// while it is read raises its `OSError` (`errors="raise"`, once every
     /// file is hashed) or gets `None` (`errors="none"`).
-    #[pyo3(signature = (paths, *, length = 32, key = None, derive_key = None, errors = "raise"))]
+    #[pyo3(signature = (paths, *, length = 32, seek = 0, key = None, derive_key = None, errors = "raise"))]
+    // One Rust argument per Python keyword argument.
+    #[allow(clippy::too_many_arguments)]
     fn hash_files<'py>(
         &self,
         py: Python<'py>,
         paths: &Bound<'py, PyAny>,
         length: usize,
+        seek: i128,
         key: Option<&Bound<'py, PyAny>>,
         derive_key: Option<&str>,
         errors: &str,
     ) -> PyResult<Bound<'py, PyList>> {
-        let options = Options::parse(key, derive_key, length)?;
+        let options = Options::parse(key, derive_key, length, seek)?;
         let skip_failed = match errors {
             "raise" => false,
             "none" => true,
@@ -361,7 +377,7 @@ impl PyEngine {
                 continue;
             };
             match digest {
-                Ok(output) => items.push(Some(output.into_bytes(py, options.length)?)),
+                Ok(output) => items.push(Some(output.into_bytes(py, &options)?)),
                 Err(error) if skip_failed && is_a_files_own(&error) => items.push(None),
                 Err(error) => return Err(to_py(error)),
             }
@@ -655,34 +671,40 @@ fn arrow_paths(paths: &Bound<'_, PyAny>) -> PyResult<Vec<Option<PathBuf>>> {
 }
 
 /// One input's output (a file's, a reader's): its digest, or its extended
-/// output for `length` over 32.
+/// output for bytes past the digest's 32.
 enum Output {
     Digest([u8; 32]),
     Extended(blake3_batch::OutputReader),
 }
 
 impl Output {
-    /// The first `length` bytes of output.
-    fn into_bytes(self, py: Python<'_>, length: usize) -> PyResult<Bound<'_, PyBytes>> {
-        match self {
-            Output::Digest(digest) => Ok(PyBytes::new(py, &digest[..length])),
-            Output::Extended(mut output) => PyBytes::new_with(py, length, |bytes| {
-                output.fill(bytes);
-                Ok(())
-            }),
+    /// The `options.length` bytes of output from byte `options.seek` on.
+    fn into_bytes<'py>(self, py: Python<'py>, options: &Options) -> PyResult<Bound<'py, PyBytes>> {
+        match (self, options.in_digest()) {
+            (Output::Digest(digest), Some(bytes)) => Ok(PyBytes::new(py, &digest[bytes])),
+            (Output::Digest(_), None) => Err(PyRuntimeError::new_err(
+                "internal error: a digest asked for bytes past its 32; please report it",
+            )),
+            (Output::Extended(mut output), _) => {
+                output.set_position(options.seek);
+                PyBytes::new_with(py, options.length, |bytes| {
+                    output.fill(bytes);
+                    Ok(())
+                })
+            }
         }
     }
 }
 
-/// Every file's output at `paths`, in order: digests up to 32 bytes, the
-/// engine's extended outputs beyond.
+/// Every file's output at `paths`, in order: digests where the output lies
+/// within their 32 bytes, the engine's extended outputs beyond.
 fn file_outputs<P: AsRef<std::path::Path>>(
     engine: &Engine,
     options: &Options,
     paths: impl IntoIterator<Item = P>,
 ) -> Vec<Result<Output, Error>> {
     let mode = options.mode.as_mode();
-    if options.length <= 32 {
+    if options.in_digest().is_some() {
         let digests = engine.hash_files(mode, paths).into_iter();
         digests.map(|digest| digest.map(Output::Digest)).collect()
     } else {

@@ -42,16 +42,17 @@ fn default_engine(py: Python<'_>) -> PyResult<Py<PyEngine>> {
 }
 
 /// Checks the keyword arguments a hashing call takes (`key`,
-/// `derive_key`, `length`), raising what the call would raise: for helpers
-/// that hash later, elsewhere (the Ray actors).
+/// `derive_key`, `length`, `seek`), raising what the call would raise: for
+/// helpers that hash later, elsewhere (the Ray actors).
 #[pyfunction]
-#[pyo3(signature = (*, length = 32, key = None, derive_key = None))]
+#[pyo3(signature = (*, length = 32, seek = 0, key = None, derive_key = None))]
 fn check_options(
     length: usize,
+    seek: i128,
     key: Option<&Bound<'_, PyAny>>,
     derive_key: Option<&str>,
 ) -> PyResult<()> {
-    options::Options::parse(key, derive_key, length).map(drop)
+    options::Options::parse(key, derive_key, length, seek).map(drop)
 }
 
 #[pymodule]

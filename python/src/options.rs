@@ -1,5 +1,5 @@
 //! The keyword arguments every hashing call takes: which BLAKE3 mode, and
-//! how many bytes of each digest to keep.
+//! which bytes of each output to keep.
 
 use blake3_batch::Mode;
 use pyo3::exceptions::{PyTypeError, PyValueError};
@@ -33,6 +33,9 @@ pub struct Options {
     /// extendable output function, whose first 32 bytes are the digest, so
     /// a shorter output is a prefix of it and a longer one extends it.
     pub length: usize,
+    /// The output's first byte, as blake3-py's `digest(seek=…)`: bytes
+    /// `seek..seek + length` of the extended output.
+    pub seek: u64,
 }
 
 /// The longest output per input: the widest Arrow `FixedSizeBinary`.
@@ -43,6 +46,7 @@ impl Options {
         key: Option<&Bound<'_, PyAny>>,
         derive_key: Option<&str>,
         length: usize,
+        seek: i128,
     ) -> PyResult<Options> {
         if !(1..=MAX_LENGTH).contains(&length) {
             return Err(PyValueError::new_err(format!(
@@ -50,6 +54,11 @@ impl Options {
                  (32 is the digest, fewer its prefix, more BLAKE3's extended output)"
             )));
         }
+        let seek = u64::try_from(seek).map_err(|_| {
+            PyValueError::new_err(format!(
+                "seek={seek} is out of range: give 0 to 2**64 - 1, the output byte to start from"
+            ))
+        })?;
         let mode = match (key, derive_key) {
             (Some(_), Some(_)) => {
                 return Err(PyValueError::new_err(
@@ -60,7 +69,15 @@ impl Options {
             (None, Some(context)) => OwnedMode::DeriveKey(context.to_owned()),
             (None, None) => OwnedMode::Hash,
         };
-        Ok(Options { mode, length })
+        Ok(Options { mode, length, seek })
+    }
+
+    /// Whether the output lies within the digest's 32 bytes (`None` when
+    /// it reaches past them, into the extended output).
+    pub fn in_digest(&self) -> Option<std::ops::Range<usize>> {
+        let start = usize::try_from(self.seek).ok()?;
+        let end = start.checked_add(self.length).filter(|&end| end <= 32)?;
+        Some(start..end)
     }
 }
 

@@ -77,6 +77,18 @@ def test_extended_output_too_large_to_hold_is_a_memory_error():
         bb.hash_records(records, length=2**31 - 1)
 
 
+@pytest.mark.parametrize("seek", [-1, 2**64])
+def test_a_seek_outside_the_output_is_a_value_error(seek):
+    with pytest.raises(ValueError, match=r"seek=.* 0 to 2\*\*64 - 1"):
+        bb.hash_arrow(COLUMN, seek=seek)
+    with pytest.raises(ValueError, match="seek="):
+        bb.hash_many([b"a"], length=64, seek=seek)
+    with pytest.raises(ValueError, match="seek="):
+        bb.hash_records(np.zeros((1, 1), np.uint8), seek=seek)
+    with pytest.raises(TypeError):
+        bb.hash_many([b"a"], seek=1.5)
+
+
 def test_a_negative_length_is_an_error():
     with pytest.raises(OverflowError):
         bb.hash_arrow(COLUMN, length=-1)

@@ -38,6 +38,9 @@ def test_files_match_blake3_in_every_mode(engine, size, tmp_path):
     assert engine.hash_file(path, length=131) == blake3.blake3(data).digest(length=131)
     wide = engine.hash_file(path, length=100, key=KEY)
     assert wide == blake3.blake3(data, key=KEY).digest(length=100)
+    # From a seek: within the digest, across its end, far past it.
+    for seek, length in [(8, 8), (20, 20), (2**40 + 3, 50)]:
+        assert engine.hash_file(path, seek=seek, length=length) == blake3.blake3(data).digest(length, seek=seek)
 
 
 def test_the_module_function_uses_the_default_engine(tmp_path):
@@ -96,6 +99,9 @@ def test_many_files_match_blake3_in_order_in_every_mode(engine, tmp_path):
     derived = engine.hash_files(paths, derive_key="files 2026", length=70)
     expected = [blake3.blake3(c, derive_key_context="files 2026").digest(length=70) for c in contents]
     assert derived == expected
+    for seek, length in [(30, 2), (31, 2), (1000, 70)]:
+        got = engine.hash_files(paths, seek=seek, length=length)
+        assert got == [blake3.blake3(c).digest(length, seek=seek) for c in contents]
     assert engine.hash_files([]) == []
     assert engine.hash_files([], length=64) == []
 
@@ -191,6 +197,9 @@ def test_readers_match_blake3_in_every_mode(engine, size, tmp_path):
     path.write_bytes(data)
     with open(path, "rb") as file:
         assert engine.hash_reader(file, length=64) == blake3.blake3(data).digest(length=64)
+    for seek, length in [(8, 8), (20, 20), (2**40 + 3, 50)]:
+        got = engine.hash_reader(io.BytesIO(data), seek=seek, length=length, key=KEY)
+        assert got == blake3.blake3(data, key=KEY).digest(length, seek=seek)
 
 
 def test_a_reader_that_fails_raises_its_exception_and_bad_readers_a_typeerror(tmp_path):

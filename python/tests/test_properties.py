@@ -27,14 +27,14 @@ rows = st.lists(st.one_of(st.none(), lengths), max_size=200)
 modes = st.sampled_from(["hash", "keyed_hash", "derive_key"])
 
 
-def reference(data, mode, length):
+def reference(data, mode, length, seek=0):
     if mode == "keyed_hash":
         hasher = blake3.blake3(data, key=KEY)
     elif mode == "derive_key":
         hasher = blake3.blake3(data, derive_key_context=CONTEXT)
     else:
         hasher = blake3.blake3(data)
-    return hasher.digest(length)
+    return hasher.digest(length, seek=seek)
 
 
 def kwargs_of(mode):
@@ -134,3 +134,37 @@ def test_hash_many_matches_blake3_for_every_bytes_like(row_lengths, seed, mode, 
     values = values_of(row_lengths, seed, text=False)
     items = [[bytes, bytearray, memoryview][i % 3](v) for i, v in enumerate(values)]
     assert bb.hash_many(items, length=length, **kwargs_of(mode)) == [reference(v, mode, length) for v in values]
+
+
+# Seeks within the digest, within the first output kilobyte (the lanes'),
+# past it, and anywhere in the 2**64-byte output.
+seeks = st.one_of(st.integers(0, 40), st.integers(0, 1100), st.integers(0, 2**64 - 1))
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    row_lengths=rows,
+    seed=st.integers(0, 2**32 - 1),
+    arrow_type=st.sampled_from(ARROW_TYPES),
+    mode=modes,
+    length=st.integers(1, 200),
+    seek=seeks,
+)
+def test_outputs_from_any_seek_match_blake3(row_lengths, seed, arrow_type, mode, length, seek):
+    text = pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type) or pa.types.is_string_view(arrow_type)
+    values = values_of(row_lengths, seed, text)
+    expected = [None if v is None else reference(as_bytes(v), mode, length, seek) for v in values]
+    column = pa.array(values, type=arrow_type)
+    got = bb.hash_arrow(column, length=length, seek=seek, **kwargs_of(mode))
+    assert got.type == pa.binary(length)
+    assert got.to_pylist() == expected
+
+    present = [as_bytes(v) for v in values if v is not None]
+    many = bb.hash_many(present, length=length, seek=seek, **kwargs_of(mode))
+    assert many == [e for e in expected if e is not None]
+
+    # Records: every row cut to the shortest present one.
+    size = min((len(v) for v in present), default=0)
+    records = np.frombuffer(b"".join(v[:size] for v in present), np.uint8).reshape(len(present), size)
+    got = bb.hash_records(records, length=length, seek=seek, **kwargs_of(mode))
+    assert [bytes(r) for r in got] == [reference(v[:size], mode, length, seek) for v in present]
