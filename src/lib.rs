@@ -140,6 +140,44 @@ pub fn hash_records_xof_into(
     Engine::shared().hash_records_xof_into(mode, data, record_size, length, out)
 }
 
+/// Writes `length` bytes of BLAKE3's extended output per blob from byte
+/// `seek` on into `out`. See [`Engine::hash_slices_xof_at_into`].
+pub fn hash_slices_xof_at_into<B: AsRef<[u8]> + Sync>(
+    mode: Mode,
+    blobs: &[B],
+    length: usize,
+    seek: u64,
+    out: &mut [u8],
+) -> Result<(), Error> {
+    Engine::shared().hash_slices_xof_at_into(mode, blobs, length, seek, out)
+}
+
+/// Writes `length` bytes of BLAKE3's extended output per packed blob from
+/// byte `seek` on into `out`. See [`Engine::hash_packed_xof_at_into`].
+pub fn hash_packed_xof_at_into<O: Offset>(
+    mode: Mode,
+    data: &[u8],
+    offsets: &[O],
+    length: usize,
+    seek: u64,
+    out: &mut [u8],
+) -> Result<(), Error> {
+    Engine::shared().hash_packed_xof_at_into(mode, data, offsets, length, seek, out)
+}
+
+/// Writes `length` bytes of BLAKE3's extended output per fixed-size record
+/// from byte `seek` on into `out`. See [`Engine::hash_records_xof_at_into`].
+pub fn hash_records_xof_at_into(
+    mode: Mode,
+    data: &[u8],
+    record_size: usize,
+    length: usize,
+    seek: u64,
+    out: &mut [u8],
+) -> Result<(), Error> {
+    Engine::shared().hash_records_xof_at_into(mode, data, record_size, length, seek, out)
+}
+
 /// The shared engine runs on the CPU, where a slice batch cannot fail.
 fn infallible<T>(result: Result<T, Error>) -> T {
     match result {

@@ -286,6 +286,29 @@ fn every_vector_from_a_seek_is_the_rest_of_its_output() {
     }
 }
 
+/// The free functions run the shared engine's `_xof_at_into` forms.
+#[test]
+fn the_free_functions_seek_as_the_engine_does() {
+    let blobs = ["ada", "grace", ""];
+    let (data, offsets) = (b"adagrace", [0u32, 3, 8, 8]);
+    let records = b"adagraceabc";
+    let want = |blobs: &[&[u8]]| -> Vec<u8> {
+        let outputs = blobs
+            .iter()
+            .map(|blob| reference_xof_at(Mode::Hash, blob, 40, 1000));
+        outputs.flatten().collect()
+    };
+    let mut out = vec![0u8; 3 * 40];
+    blake3_batch::hash_slices_xof_at_into(Mode::Hash, &blobs, 40, 1000, &mut out).unwrap();
+    assert_eq!(out, want(&[b"ada", b"grace", b""]));
+    blake3_batch::hash_packed_xof_at_into(Mode::Hash, data, &offsets, 40, 1000, &mut out).unwrap();
+    assert_eq!(out, want(&[b"ada", b"grace", b""]));
+    let mut out = vec![0u8; 11 * 40];
+    blake3_batch::hash_records_xof_at_into(Mode::Hash, records, 1, 40, 1000, &mut out).unwrap();
+    let bytes: Vec<&[u8]> = records.chunks(1).collect();
+    assert_eq!(out, want(&bytes));
+}
+
 #[test]
 fn an_empty_batch_gives_nothing_at_any_length() {
     let engine = Engine::builder().backend(Backend::Cpu).build().unwrap();
