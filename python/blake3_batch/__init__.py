@@ -37,6 +37,7 @@ def hash_arrow(
     *,
     length: int = 32,
     seek: int = 0,
+    hex: bool = False,
     key: Optional[Key] = None,
     derive_key: Optional[str] = None,
 ) -> Any:
@@ -51,11 +52,14 @@ def hash_arrow(
     rows stay null. ``length`` < 32 keeps a prefix of the digest; over 32
     gives BLAKE3's extended output; ``seek`` starts each output at that
     byte of the extended output, as ``blake3(data).digest(length, seek=…)``
-    does. ``key`` (32 bytes) hashes in keyed mode, ``derive_key`` (a
+    does; ``hex=True`` gives lowercase hex strings instead of bytes, as
+    ``hexdigest`` does (a ``pyarrow.string`` array here, ``large_string``
+    past 2 GiB of digits). ``key`` (32 bytes) hashes in keyed mode, ``derive_key`` (a
     context string) in key derivation mode; every function here takes
-    ``length``, ``seek``, ``key`` and ``derive_key`` alike.
+    ``length``, ``seek``, ``key`` and ``derive_key`` alike, and all but
+    ``hash_records`` take ``hex``.
     """
-    return default_engine().hash_arrow(column, length=length, seek=seek, key=key, derive_key=derive_key)
+    return default_engine().hash_arrow(column, length=length, seek=seek, hex=hex, key=key, derive_key=derive_key)
 
 
 def hash_arrow_u64(
@@ -72,12 +76,13 @@ def hash_many(
     *,
     length: int = 32,
     seek: int = 0,
+    hex: bool = False,
     key: Optional[Key] = None,
     derive_key: Optional[str] = None,
-) -> List[bytes]:
+) -> Union[List[bytes], List[str]]:
     """Digests of a sequence of bytes-like objects, as a list of ``bytes``
     of ``length`` bytes each, in order."""
-    return default_engine().hash_many(items, length=length, seek=seek, key=key, derive_key=derive_key)
+    return default_engine().hash_many(items, length=length, seek=seek, hex=hex, key=key, derive_key=derive_key)
 
 
 def hash_file(
@@ -85,16 +90,17 @@ def hash_file(
     *,
     length: int = 32,
     seek: int = 0,
+    hex: bool = False,
     key: Optional[Key] = None,
     derive_key: Optional[str] = None,
-) -> bytes:
+) -> Union[bytes, str]:
     """The digest of the file at ``path``, as ``bytes`` of ``length`` bytes
     (over 32: BLAKE3's extended output): read whole (up to 64 MiB) or in
     windows hashed while the next is read (on the GPU where the engine
     sends long inputs there), with the GIL released. Raises
     ``FileNotFoundError``, ``IsADirectoryError`` or another ``OSError``
     where the file cannot be read, or changes length while it is read."""
-    return default_engine().hash_file(path, length=length, seek=seek, key=key, derive_key=derive_key)
+    return default_engine().hash_file(path, length=length, seek=seek, hex=hex, key=key, derive_key=derive_key)
 
 
 def hash_reader(
@@ -102,9 +108,10 @@ def hash_reader(
     *,
     length: int = 32,
     seek: int = 0,
+    hex: bool = False,
     key: Optional[Key] = None,
     derive_key: Optional[str] = None,
-) -> bytes:
+) -> Union[bytes, str]:
     """The digest of everything the binary file object ``reader`` gives
     (``read(n)`` until it returns ``b""``: an open file, ``io.BytesIO``,
     ``sys.stdin.buffer``, a socket's or an fsspec file), as ``bytes`` of
@@ -112,7 +119,7 @@ def hash_reader(
     each hashed while the next is read, with the GIL released but for each
     read. An exception a read raises is raised here; a text-mode file is a
     ``TypeError``."""
-    return default_engine().hash_reader(reader, length=length, seek=seek, key=key, derive_key=derive_key)
+    return default_engine().hash_reader(reader, length=length, seek=seek, hex=hex, key=key, derive_key=derive_key)
 
 
 def hash_files(
@@ -120,10 +127,11 @@ def hash_files(
     *,
     length: int = 32,
     seek: int = 0,
+    hex: bool = False,
     key: Optional[Key] = None,
     derive_key: Optional[str] = None,
     errors: str = "raise",
-) -> List[Optional[bytes]]:
+) -> Union[List[Optional[bytes]], List[Optional[str]]]:
     """Digests of the files at ``paths`` (an iterable of ``str`` or
     ``os.PathLike``, or an Arrow array of strings), as a list of ``bytes``
     of ``length`` bytes in order (over 32: BLAKE3's extended output),
@@ -133,7 +141,7 @@ def hash_files(
     ``OSError`` that fits once every file is hashed (``errors="raise"``),
     or gets ``None`` (``errors="none"``)."""
     return default_engine().hash_files(
-        paths, length=length, seek=seek, key=key, derive_key=derive_key, errors=errors
+        paths, length=length, seek=seek, hex=hex, key=key, derive_key=derive_key, errors=errors
     )
 
 

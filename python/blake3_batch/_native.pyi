@@ -25,9 +25,10 @@ class Engine:
         *,
         length: int = 32,
         seek: int = 0,
+        hex: bool = False,
         key: Optional[_Key] = None,
         derive_key: Optional[str] = None,
-    ) -> Union[pa.FixedSizeBinaryArray, pa.ChunkedArray]: ...
+    ) -> Union[pa.FixedSizeBinaryArray, pa.StringArray, pa.LargeStringArray, pa.ChunkedArray]: ...
     def hash_arrow_u64(
         self,
         column: Any,
@@ -41,37 +42,41 @@ class Engine:
         *,
         length: int = 32,
         seek: int = 0,
+        hex: bool = False,
         key: Optional[_Key] = None,
         derive_key: Optional[str] = None,
-    ) -> List[bytes]: ...
+    ) -> Union[List[bytes], List[str]]: ...
     def hash_file(
         self,
         path: Union[str, "os.PathLike[str]"],
         *,
         length: int = 32,
         seek: int = 0,
+        hex: bool = False,
         key: Optional[_Key] = None,
         derive_key: Optional[str] = None,
-    ) -> bytes: ...
+    ) -> Union[bytes, str]: ...
     def hash_reader(
         self,
         reader: Any,
         *,
         length: int = 32,
         seek: int = 0,
+        hex: bool = False,
         key: Optional[_Key] = None,
         derive_key: Optional[str] = None,
-    ) -> bytes: ...
+    ) -> Union[bytes, str]: ...
     def hash_files(
         self,
         paths: Union[Iterable[Union[str, "os.PathLike[str]", None]], pa.Array, pa.ChunkedArray, Any],
         *,
         length: int = 32,
         seek: int = 0,
+        hex: bool = False,
         key: Optional[_Key] = None,
         derive_key: Optional[str] = None,
         errors: str = "raise",
-    ) -> List[Optional[bytes]]: ...
+    ) -> Union[List[Optional[bytes]], List[Optional[str]]]: ...
     def hash_records(
         self,
         records: npt.NDArray[np.uint8],

@@ -31,8 +31,8 @@ class HashColumn:
 
     ``out`` names the new column (replaced if present). ``length`` bytes
     of binary from byte ``seek`` of each output on (BLAKE3's extended
-    output past 32), or with ``as_u64=True`` the first 8 digest bytes as
-    ``uint64``. ``key``/``derive_key`` select the keyed or key
+    output past 32), with ``hex=True`` as lowercase hex strings, or with
+    ``as_u64=True`` the first 8 digest bytes as ``uint64``. ``key``/``derive_key`` select the keyed or key
     derivation mode; ``backend`` and ``threads`` configure each worker's
     engine (``threads`` defaults to the CPUs Ray gave the worker, or all).
     """
@@ -44,6 +44,7 @@ class HashColumn:
         *,
         length: int = 32,
         seek: int = 0,
+        hex: bool = False,
         as_u64: bool = False,
         key: Optional[Union[bytes, bytearray]] = None,
         derive_key: Optional[str] = None,
@@ -52,14 +53,15 @@ class HashColumn:
     ) -> None:
         # Bad arguments fail here, in the driver, not later in every actor.
         check_options(length=length, seek=seek, key=key, derive_key=derive_key)
-        if as_u64 and (length, seek) != (32, 0):
+        if as_u64 and (length, seek, hex) != (32, 0, False):
             raise ValueError(
-                "as_u64=True stores each digest's first 8 bytes: leave length= and seek= out"
+                "as_u64=True stores each digest's first 8 bytes: leave length=, seek= and hex= out"
             )
         self.column = column
         self.out = out
         self.length = length
         self.seek = seek
+        self.hex = hex
         self.as_u64 = as_u64
         self.key = bytes(key) if key is not None else None
         self.derive_key = derive_key
@@ -89,6 +91,7 @@ class HashColumn:
                 values,
                 length=self.length,
                 seek=self.seek,
+                hex=self.hex,
                 key=self.key,
                 derive_key=self.derive_key,
             )
@@ -111,6 +114,7 @@ class HashFiles(HashColumn):
         *,
         length: int = 32,
         seek: int = 0,
+        hex: bool = False,
         key: Optional[Union[bytes, bytearray]] = None,
         derive_key: Optional[str] = None,
         errors: str = "raise",
@@ -125,6 +129,7 @@ class HashFiles(HashColumn):
             out,
             length=length,
             seek=seek,
+            hex=hex,
             key=key,
             derive_key=derive_key,
             backend=backend,
@@ -140,11 +145,13 @@ class HashFiles(HashColumn):
             batch.column(self.column),
             length=self.length,
             seek=self.seek,
+            hex=self.hex,
             key=self.key,
             derive_key=self.derive_key,
             errors=self.errors,
         )
-        return _with_column(batch, self.out, pa.array(digests, type=pa.binary(self.length)))
+        kind = pa.string() if self.hex else pa.binary(self.length)
+        return _with_column(batch, self.out, pa.array(digests, type=kind))
 
 
 def _table(batch: Any, column: str, helper: str) -> Any:

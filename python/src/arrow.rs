@@ -8,8 +8,11 @@ use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::{BinaryViewType, ByteViewType, StringViewType};
-use arrow_array::{Array, ArrayRef, FixedSizeBinaryArray, GenericByteViewArray, UInt64Array};
-use arrow_buffer::{Buffer, NullBuffer, ScalarBuffer};
+use arrow_array::{
+    Array, ArrayRef, FixedSizeBinaryArray, GenericByteViewArray, GenericStringArray,
+    OffsetSizeTrait, UInt64Array,
+};
+use arrow_buffer::{Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
 use arrow_schema::DataType;
 use blake3_batch::{Engine, Error, ErrorKind, Mode};
 
@@ -190,6 +193,58 @@ pub fn hash_array(
             )) as ArrayRef
         }),
     )
+}
+
+/// Lowercase hex digits, by value.
+const HEX_DIGITS: &[u8; 16] = b"0123456789abcdef";
+
+/// `bytes` in lowercase hex, two digits a byte, as blake3-py's `hexdigest`.
+pub fn hex_string(bytes: &[u8]) -> String {
+    let mut digits = String::with_capacity(2 * bytes.len());
+    for &byte in bytes {
+        digits.push(char::from(HEX_DIGITS[usize::from(byte >> 4)]));
+        digits.push(char::from(HEX_DIGITS[usize::from(byte & 15)]));
+    }
+    digits
+}
+
+fn push_hex(bytes: &[u8], digits: &mut Vec<u8>) {
+    for &byte in bytes {
+        digits.push(HEX_DIGITS[usize::from(byte >> 4)]);
+        digits.push(HEX_DIGITS[usize::from(byte & 15)]);
+    }
+}
+
+/// The rows of `outputs` (a FixedSizeBinary array from [`hash_array`]) as
+/// hex strings of twice their width, nulls kept: a `string` array, or a
+/// `large_string` one where `large` (more than 2 GiB of digits).
+pub fn hex_array(outputs: &ArrayRef, large: bool) -> Result<ArrayRef, Error> {
+    match large {
+        false => hex_strings::<i32>(outputs),
+        true => hex_strings::<i64>(outputs),
+    }
+}
+
+fn hex_strings<O: OffsetSizeTrait>(outputs: &ArrayRef) -> Result<ArrayRef, Error> {
+    let outputs = outputs.as_fixed_size_binary();
+    let width = 2 * outputs.value_length() as usize;
+    let too_large = || ErrorKind::OutOfMemory {
+        what: format!("the hex strings ({} × {width} characters)", outputs.len()),
+        bytes: outputs.len().saturating_mul(width),
+    };
+    let ends = (0..=outputs.len()).map(|row| O::from_usize(row * width).ok_or_else(too_large));
+    let offsets = ends.collect::<Result<Vec<O>, _>>()?;
+    let mut digits = Vec::new();
+    digits
+        .try_reserve_exact(outputs.len() * width)
+        .map_err(|_| too_large())?;
+    push_hex(outputs.value_data(), &mut digits);
+    let strings = GenericStringArray::<O>::try_new(
+        OffsetBuffer::new(ScalarBuffer::from(offsets)),
+        Buffer::from_vec(digits),
+        outputs.nulls().cloned(),
+    );
+    Ok(Arc::new(strings.expect("hex digits are UTF-8 at every offset")) as ArrayRef)
 }
 
 /// The first 8 bytes of every row's digest as a little-endian `u64`, with

@@ -15,8 +15,8 @@ use pyo3_arrow::input::AnyArray;
 use pyo3_arrow::{PyArray, PyArrayReader, PyChunkedArray};
 
 use crate::arrow::{
-    digest_bytes, digest_into, hash_array, hash_array_u64, is_hashable, output_buffer, unsupported,
-    Rows,
+    digest_bytes, digest_into, hash_array, hash_array_u64, hex_array, hex_string, is_hashable,
+    output_buffer, unsupported, Rows,
 };
 use crate::errors::to_py;
 use crate::options::{type_name, Options};
@@ -128,27 +128,36 @@ impl PyEngine {
     /// Digests of an Arrow array or chunked array of binary or string
     /// values, read in place: a `pyarrow.FixedSizeBinaryArray` of `length`
     /// bytes a row (a `ChunkedArray` with one chunk per input chunk for a
-    /// stream), nulls kept null.
-    #[pyo3(signature = (column, *, length = 32, seek = 0, key = None, derive_key = None))]
+    /// stream), nulls kept null; with `hex=True` a `pyarrow.string` array of
+    /// lowercase hex (`large_string` past 2 GiB of digits in an array).
+    #[pyo3(signature = (column, *, length = 32, seek = 0, hex = false, key = None, derive_key = None))]
+    // One Rust argument per Python keyword argument.
+    #[allow(clippy::too_many_arguments)]
     fn hash_arrow<'py>(
         &self,
         py: Python<'py>,
         column: &Bound<'py, PyAny>,
         length: usize,
         seek: i128,
+        hex: bool,
         key: Option<&Bound<'py, PyAny>>,
         derive_key: Option<&str>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let options = Options::parse(key, derive_key, length, seek)?;
         let engine = self.engine()?;
-        let output = DataType::FixedSizeBinary(length as i32);
-        hash_column(py, column, output, move |array| {
-            hash_array(
-                &engine,
-                options.mode.as_mode(),
-                (length, options.seek),
-                array,
-            )
+        let output = move |rows: usize| match hex {
+            false => DataType::FixedSizeBinary(length as i32),
+            true if rows.saturating_mul(2 * length) <= i32::MAX as usize => DataType::Utf8,
+            true => DataType::LargeUtf8,
+        };
+        hash_column(py, column, output, move |array, output| {
+            let mode = options.mode.as_mode();
+            let outputs = hash_array(&engine, mode, (length, options.seek), array)?;
+            Some(outputs.and_then(|outputs| match output {
+                DataType::Utf8 => hex_array(&outputs, false),
+                DataType::LargeUtf8 => hex_array(&outputs, true),
+                _ => Ok(outputs),
+            }))
         })
     }
 
@@ -164,21 +173,28 @@ impl PyEngine {
     ) -> PyResult<Bound<'py, PyAny>> {
         let options = Options::parse(key, derive_key, 8, 0)?;
         let engine = self.engine()?;
-        hash_column(py, column, DataType::UInt64, move |array| {
-            hash_array_u64(&engine, options.mode.as_mode(), array)
-        })
+        hash_column(
+            py,
+            column,
+            |_| DataType::UInt64,
+            move |array, _| hash_array_u64(&engine, options.mode.as_mode(), array),
+        )
     }
 
     /// Digests of a sequence of bytes-like objects, as a list of `bytes`
-    /// of `length` bytes each. `bytes` items are read in place; other
-    /// bytes-like objects are copied once.
-    #[pyo3(signature = (items, *, length = 32, seek = 0, key = None, derive_key = None))]
+    /// of `length` bytes each (with `hex=True`, of `str` in lowercase hex).
+    /// `bytes` items are read in place; other bytes-like objects are copied
+    /// once.
+    #[pyo3(signature = (items, *, length = 32, seek = 0, hex = false, key = None, derive_key = None))]
+    // One Rust argument per Python keyword argument.
+    #[allow(clippy::too_many_arguments)]
     fn hash_many<'py>(
         &self,
         py: Python<'py>,
         items: &Bound<'py, PyAny>,
         length: usize,
         seek: i128,
+        hex: bool,
         key: Option<&Bound<'py, PyAny>>,
         derive_key: Option<&str>,
     ) -> PyResult<Bound<'py, PyList>> {
@@ -200,12 +216,11 @@ impl PyEngine {
         let mode = options.mode.as_mode();
         py.detach(|| engine.hash_slices_xof_at_into(mode, &slices, length, seek, &mut outputs))
             .map_err(to_py)?;
-        PyList::new(
-            py,
-            outputs
-                .chunks_exact(length)
-                .map(|output| PyBytes::new(py, output)),
-        )
+        let outputs = outputs.chunks_exact(length);
+        match hex {
+            false => PyList::new(py, outputs.map(|output| PyBytes::new(py, output))),
+            true => PyList::new(py, outputs.map(hex_string)),
+        }
     }
 
     /// Digests of the rows of a C-contiguous 2-D `uint8` NumPy array of
@@ -276,26 +291,30 @@ impl PyEngine {
     }
 
     /// The digest of the file at `path` (a `str` or `os.PathLike`), as
-    /// `bytes` of `length` bytes (over 32, BLAKE3's extended output), as
+    /// `bytes` of `length` bytes (over 32, BLAKE3's extended output; a `str`
+    /// of hex digits with `hex=True`), as
     /// `blake3` hashes its contents, with the
     /// GIL released: read whole (up to 64 MiB) or in windows, each hashed
     /// on the engine's backend while the next is read, so a file of any
     /// size takes a few windows of memory.
-    #[pyo3(signature = (path, *, length = 32, seek = 0, key = None, derive_key = None))]
+    #[pyo3(signature = (path, *, length = 32, seek = 0, hex = false, key = None, derive_key = None))]
+    // One Rust argument per Python keyword argument.
+    #[allow(clippy::too_many_arguments)]
     fn hash_file<'py>(
         &self,
         py: Python<'py>,
         path: PathBuf,
         length: usize,
         seek: i128,
+        hex: bool,
         key: Option<&Bound<'py, PyAny>>,
         derive_key: Option<&str>,
-    ) -> PyResult<Bound<'py, PyBytes>> {
+    ) -> PyResult<Bound<'py, PyAny>> {
         let options = Options::parse(key, derive_key, length, seek)?;
         let engine = self.engine()?;
         let outputs = py.detach(|| file_outputs(&engine, &options, [path]));
         match outputs.into_iter().next() {
-            Some(output) => output.map_err(to_py)?.into_bytes(py, &options),
+            Some(output) => output.map_err(to_py)?.into_python(py, &options, hex),
             None => Err(PyRuntimeError::new_err(
                 "internal error: no digest for the file; please report it",
             )),
@@ -304,20 +323,24 @@ impl PyEngine {
 
     /// The digest of everything a binary file object gives (its `read(n)`
     /// until it returns nothing), as `bytes` of `length` bytes (over 32,
-    /// BLAKE3's extended output), as `blake3` hashes it: read in windows,
+    /// BLAKE3's extended output; a `str` of hex digits with `hex=True`), as
+    /// `blake3` hashes it: read in windows,
     /// each hashed on the engine's backend while the next is read, with
     /// the GIL released but for each read. An exception a read raises is
     /// raised here.
-    #[pyo3(signature = (reader, *, length = 32, seek = 0, key = None, derive_key = None))]
+    #[pyo3(signature = (reader, *, length = 32, seek = 0, hex = false, key = None, derive_key = None))]
+    // One Rust argument per Python keyword argument.
+    #[allow(clippy::too_many_arguments)]
     fn hash_reader<'py>(
         &self,
         py: Python<'py>,
         reader: &Bound<'py, PyAny>,
         length: usize,
         seek: i128,
+        hex: bool,
         key: Option<&Bound<'py, PyAny>>,
         derive_key: Option<&str>,
-    ) -> PyResult<Bound<'py, PyBytes>> {
+    ) -> PyResult<Bound<'py, PyAny>> {
         let options = Options::parse(key, derive_key, length, seek)?;
         let engine = self.engine()?;
         let mut failure = None;
@@ -330,18 +353,19 @@ impl PyEngine {
         if let Some(error) = failure {
             return Err(error);
         }
-        output.map_err(to_py)?.into_bytes(py, &options)
+        output.map_err(to_py)?.into_python(py, &options, hex)
     }
 
     /// The digests of the files at `paths` (an iterable of `str` or
     /// `os.PathLike`, or an Arrow array of strings), as a list of `bytes`
     /// of `length` bytes in order (over 32, BLAKE3's extended output, small
-    /// files then by `blake3` on every thread), `None` for a null path. Files of up to
+    /// files then by `blake3` on every thread; `str` of hex digits with
+    /// `hex=True`), `None` for a null path. Files of up to
     /// 64 MiB are read side by side on the engine's threads and hashed in
     /// batches, larger ones streamed, all with the GIL released. A file that cannot be read, is a directory or changes
     /// while it is read raises its `OSError` (`errors="raise"`, once every
     /// file is hashed) or gets `None` (`errors="none"`).
-    #[pyo3(signature = (paths, *, length = 32, seek = 0, key = None, derive_key = None, errors = "raise"))]
+    #[pyo3(signature = (paths, *, length = 32, seek = 0, hex = false, key = None, derive_key = None, errors = "raise"))]
     // One Rust argument per Python keyword argument.
     #[allow(clippy::too_many_arguments)]
     fn hash_files<'py>(
@@ -350,6 +374,7 @@ impl PyEngine {
         paths: &Bound<'py, PyAny>,
         length: usize,
         seek: i128,
+        hex: bool,
         key: Option<&Bound<'py, PyAny>>,
         derive_key: Option<&str>,
         errors: &str,
@@ -369,7 +394,7 @@ impl PyEngine {
         let named = paths.iter().flatten();
         let digests = py.detach(|| file_outputs(&engine, &options, named));
         let mut digests = digests.into_iter();
-        let mut items: Vec<Option<Bound<'py, PyBytes>>> = Vec::with_capacity(paths.len());
+        let mut items: Vec<Option<Bound<'py, PyAny>>> = Vec::with_capacity(paths.len());
         for path in &paths {
             // A null path has no file, so no digest.
             let Some(digest) = path.as_ref().and_then(|_| digests.next()) else {
@@ -377,7 +402,7 @@ impl PyEngine {
                 continue;
             };
             match digest {
-                Ok(output) => items.push(Some(output.into_bytes(py, &options)?)),
+                Ok(output) => items.push(Some(output.into_python(py, &options, hex)?)),
                 Err(error) if skip_failed && is_a_files_own(&error) => items.push(None),
                 Err(error) => return Err(to_py(error)),
             }
@@ -543,14 +568,16 @@ fn bytes_items<'py>(
 
 /// Hashes every array of an Arrow column (an array, or a stream such as a
 /// chunked array) with `hash` on the engine's threads, without the GIL.
+/// `output` gives the type of the output arrays from the most rows an
+/// input array has; `hash` hashes one array into one of that type.
 fn hash_column<'py, F>(
     py: Python<'py>,
     column: &Bound<'py, PyAny>,
-    output: DataType,
+    output: impl Fn(usize) -> DataType,
     hash: F,
 ) -> PyResult<Bound<'py, PyAny>>
 where
-    F: Fn(&dyn arrow_array::Array) -> Option<Result<ArrayRef, Error>> + Send + Sync,
+    F: Fn(&dyn arrow_array::Array, &DataType) -> Option<Result<ArrayRef, Error>> + Send + Sync,
 {
     let is_arrow = column.hasattr("__arrow_c_array__")? || column.hasattr("__arrow_c_stream__")?;
     if !is_arrow {
@@ -573,9 +600,9 @@ where
             .unwrap_or_else(|| field.data_type().to_string());
         return Err(PyTypeError::new_err(unsupported(&shown)));
     }
-    let output = Arc::new(Field::new(field.name(), output, true));
-    let hash_one = |array: &ArrayRef| -> PyResult<ArrayRef> {
-        match hash(array.as_ref()) {
+    let name = field.name().clone();
+    let hash_one = |array: &ArrayRef, output: &DataType| -> PyResult<ArrayRef> {
+        match hash(array.as_ref(), output) {
             Some(result) => result.map_err(to_py),
             None => Err(PyTypeError::new_err(unsupported(
                 &array.data_type().to_string(),
@@ -585,7 +612,9 @@ where
     match column {
         AnyArray::Array(array) => {
             let (array, _) = array.into_inner();
-            let digests = py.detach(|| hash_one(&array))?;
+            let data_type = output(array.len());
+            let digests = py.detach(|| hash_one(&array, &data_type))?;
+            let output = Arc::new(Field::new(name, data_type, true));
             let digests = PyArray::new(digests, output).into_pyobject(py)?;
             py.import("pyarrow")?.getattr("array")?.call1((digests,))
         }
@@ -593,8 +622,12 @@ where
             // The stream is read with the GIL held (its producer may be
             // Python code); only the hashing runs without it.
             let chunks = stream_chunks(stream)?;
-            let digests =
-                py.detach(|| chunks.iter().map(hash_one).collect::<PyResult<Vec<_>>>())?;
+            let data_type = output(chunks.iter().map(|chunk| chunk.len()).max().unwrap_or(0));
+            let digests = py.detach(|| {
+                let hash_chunk = |chunk| hash_one(chunk, &data_type);
+                chunks.iter().map(hash_chunk).collect::<PyResult<Vec<_>>>()
+            })?;
+            let output = Arc::new(Field::new(name, data_type, true));
             PyChunkedArray::try_new(digests, output)?.into_pyarrow(py)
         }
     }
@@ -678,21 +711,33 @@ enum Output {
 }
 
 impl Output {
-    /// The `options.length` bytes of output from byte `options.seek` on.
-    fn into_bytes<'py>(self, py: Python<'py>, options: &Options) -> PyResult<Bound<'py, PyBytes>> {
-        match (self, options.in_digest()) {
-            (Output::Digest(digest), Some(bytes)) => Ok(PyBytes::new(py, &digest[bytes])),
-            (Output::Digest(_), None) => Err(PyRuntimeError::new_err(
-                "internal error: a digest asked for bytes past its 32; please report it",
-            )),
+    /// The `options.length` bytes of output from byte `options.seek` on, as
+    /// `bytes`, or as a `str` of hex digits where `hex`.
+    fn into_python<'py>(
+        self,
+        py: Python<'py>,
+        options: &Options,
+        hex: bool,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let bytes = match (self, options.in_digest()) {
+            (Output::Digest(digest), Some(bytes)) => PyBytes::new(py, &digest[bytes]),
+            (Output::Digest(_), None) => {
+                return Err(PyRuntimeError::new_err(
+                    "internal error: a digest asked for bytes past its 32; please report it",
+                ))
+            }
             (Output::Extended(mut output), _) => {
                 output.set_position(options.seek);
                 PyBytes::new_with(py, options.length, |bytes| {
                     output.fill(bytes);
                     Ok(())
-                })
+                })?
             }
-        }
+        };
+        Ok(match hex {
+            false => bytes.into_any(),
+            true => hex_string(bytes.as_bytes()).into_pyobject(py)?.into_any(),
+        })
     }
 }
 

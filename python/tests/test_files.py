@@ -41,6 +41,8 @@ def test_files_match_blake3_in_every_mode(engine, size, tmp_path):
     # From a seek: within the digest, across its end, far past it.
     for seek, length in [(8, 8), (20, 20), (2**40 + 3, 50)]:
         assert engine.hash_file(path, seek=seek, length=length) == blake3.blake3(data).digest(length, seek=seek)
+    assert engine.hash_file(path, hex=True) == blake3.blake3(data).hexdigest()
+    assert engine.hash_file(path, hex=True, length=100) == blake3.blake3(data).hexdigest(length=100)
 
 
 def test_the_module_function_uses_the_default_engine(tmp_path):
@@ -102,6 +104,8 @@ def test_many_files_match_blake3_in_order_in_every_mode(engine, tmp_path):
     for seek, length in [(30, 2), (31, 2), (1000, 70)]:
         got = engine.hash_files(paths, seek=seek, length=length)
         assert got == [blake3.blake3(c).digest(length, seek=seek) for c in contents]
+    hexes = engine.hash_files(paths[:3] + [None], hex=True)
+    assert hexes == [blake3.blake3(c).hexdigest() for c in contents[:3]] + [None]
     assert engine.hash_files([]) == []
     assert engine.hash_files([], length=64) == []
 
@@ -200,6 +204,8 @@ def test_readers_match_blake3_in_every_mode(engine, size, tmp_path):
     for seek, length in [(8, 8), (20, 20), (2**40 + 3, 50)]:
         got = engine.hash_reader(io.BytesIO(data), seek=seek, length=length, key=KEY)
         assert got == blake3.blake3(data, key=KEY).digest(length, seek=seek)
+    got = engine.hash_reader(io.BytesIO(data), hex=True, length=40, seek=7)
+    assert got == blake3.blake3(data).hexdigest(length=40, seek=7)
 
 
 def test_a_reader_that_fails_raises_its_exception_and_bad_readers_a_typeerror(tmp_path):

@@ -92,6 +92,10 @@ def test_random_columns_match_blake3(row_lengths, seed, arrow_type, mode, length
     assert got.num_chunks == chunked.num_chunks
     assert [len(c) for c in got.chunks] == [len(c) for c in chunked.chunks]
     assert got.to_pylist() == expected
+    hexes = bb.hash_arrow(chunked, length=length, hex=True, **kwargs_of(mode))
+    assert hexes.type == pa.string()
+    assert [len(c) for c in hexes.chunks] == [len(c) for c in chunked.chunks]
+    assert hexes.to_pylist() == [None if e is None else e.hex() for e in expected]
 
     keys = bb.hash_arrow_u64(column, **kwargs_of(mode)).to_pylist()
     assert keys == [None if v is None else int.from_bytes(reference(as_bytes(v), mode, 8), "little") for v in values]
@@ -159,9 +163,14 @@ def test_outputs_from_any_seek_match_blake3(row_lengths, seed, arrow_type, mode,
     assert got.type == pa.binary(length)
     assert got.to_pylist() == expected
 
+    hexes = bb.hash_arrow(column, length=length, seek=seek, hex=True, **kwargs_of(mode))
+    assert hexes.type == pa.string()
+    assert hexes.to_pylist() == [None if e is None else e.hex() for e in expected]
+
     present = [as_bytes(v) for v in values if v is not None]
     many = bb.hash_many(present, length=length, seek=seek, **kwargs_of(mode))
     assert many == [e for e in expected if e is not None]
+    assert bb.hash_many(present, length=length, seek=seek, hex=True, **kwargs_of(mode)) == [m.hex() for m in many]
 
     # Records: every row cut to the shortest present one.
     size = min((len(v) for v in present), default=0)

@@ -33,8 +33,13 @@ def test_hash_column_adds_the_digest_to_a_batch_in_process():
     assert wide["d"].to_pylist() == [blake3.blake3(b"a").digest(64), None, blake3.blake3(b"b").digest(64)]
     far = bb.ray.HashColumn("text", out="d", length=16, seek=100)(table)
     assert far["d"].to_pylist() == [blake3.blake3(b"a").digest(16, seek=100), None, blake3.blake3(b"b").digest(16, seek=100)]
+    hexes = bb.ray.HashColumn("text", out="d", hex=True)(table)
+    assert hexes["d"].type == pa.string()
+    assert hexes["d"].to_pylist() == [blake3.blake3(b"a").hexdigest(), None, blake3.blake3(b"b").hexdigest()]
     with pytest.raises(ValueError, match="as_u64"):
         bb.ray.HashColumn("text", as_u64=True, seek=8)
+    with pytest.raises(ValueError, match="as_u64"):
+        bb.ray.HashColumn("text", as_u64=True, hex=True)
     with pytest.raises(ValueError, match="seek="):
         bb.ray.HashColumn("text", seek=-1)
     keys = bb.ray.HashColumn("text", out="d", as_u64=True)(table.to_batches()[0])
@@ -103,6 +108,9 @@ def test_hash_files_adds_each_files_digest_in_process(tmp_path):
     assert wide["w"].to_pylist()[0] == blake3.blake3(b"").digest(length=64)
     far = bb.ray.HashFiles("path", out="w", length=40, seek=64)(table.to_batches()[0])
     assert far["w"].to_pylist()[0] == blake3.blake3(b"").digest(length=40, seek=64)
+    hexes = bb.ray.HashFiles("path", out="h", hex=True)(table)
+    assert hexes["h"].type == pa.string()
+    assert hexes["h"].to_pylist() == [e.hex() for e in expected[:2]] + [None] + [e.hex() for e in expected[2:]]
     with pytest.raises(ValueError, match="length"):
         bb.ray.HashFiles(length=0)
     with pytest.raises(KeyError, match="no column 'path'"):
