@@ -7,7 +7,7 @@
 mod common;
 
 use blake3_batch::{Backend, Engine, Error, ErrorKind, Mode};
-use common::{all_engines, pack, reference_xof_at, vector_input, vectors, xorshift};
+use common::{all_engines, pack, reference_xof_at, vector_input, vectors, xorshift, Vectors};
 
 /// `length` bytes of output from byte `seek` on per blob from every layout
 /// that can hold `blobs`: slices; packed, with `u32` and `u64` offsets that
@@ -80,6 +80,12 @@ fn assert_matches_blake3(
     }
 }
 
+/// Every official vector's input, in order.
+fn vector_inputs(vectors: &Vectors) -> Vec<Vec<u8>> {
+    let inputs = vectors.cases.iter();
+    inputs.map(|case| vector_input(case.input_len)).collect()
+}
+
 /// Output lengths on both sides of the digest (32) and of one output block
 /// (64), and the vectors' full 131.
 const LENGTHS: [usize; 8] = [1, 16, 31, 32, 33, 64, 65, 131];
@@ -87,11 +93,7 @@ const LENGTHS: [usize; 8] = [1, 16, 31, 32, 33, 64, 65, 131];
 #[test]
 fn every_vector_in_one_batch_at_every_output_length() {
     let vectors = vectors();
-    let inputs: Vec<Vec<u8>> = vectors
-        .cases
-        .iter()
-        .map(|case| vector_input(case.input_len))
-        .collect();
+    let inputs = vector_inputs(&vectors);
     for (name, engine) in all_engines() {
         for (which, mode) in vectors.modes().into_iter().enumerate() {
             for length in LENGTHS {
@@ -261,11 +263,7 @@ fn outputs_from_any_seek_match_blake3_on_every_engine() {
 #[test]
 fn every_vector_from_a_seek_is_the_rest_of_its_output() {
     let vectors = vectors();
-    let inputs: Vec<Vec<u8>> = vectors
-        .cases
-        .iter()
-        .map(|case| vector_input(case.input_len))
-        .collect();
+    let inputs = vector_inputs(&vectors);
     let engine = Engine::builder().backend(Backend::Cpu).build().unwrap();
     for (which, mode) in vectors.modes().into_iter().enumerate() {
         for seek in [1usize, 31, 32, 63, 64, 100] {
