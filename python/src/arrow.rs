@@ -200,14 +200,12 @@ const HEX_DIGITS: &[u8; 16] = b"0123456789abcdef";
 
 /// `bytes` in lowercase hex, two digits a byte, as blake3-py's `hexdigest`.
 pub fn hex_string(bytes: &[u8]) -> String {
-    let mut digits = String::with_capacity(2 * bytes.len());
-    for &byte in bytes {
-        digits.push(char::from(HEX_DIGITS[usize::from(byte >> 4)]));
-        digits.push(char::from(HEX_DIGITS[usize::from(byte & 15)]));
-    }
-    digits
+    let mut digits = Vec::with_capacity(2 * bytes.len());
+    push_hex(bytes, &mut digits);
+    String::from_utf8(digits).expect("hex digits are ASCII")
 }
 
+/// Appends `bytes` in lowercase hex to `digits`.
 fn push_hex(bytes: &[u8], digits: &mut Vec<u8>) {
     for &byte in bytes {
         digits.push(HEX_DIGITS[usize::from(byte >> 4)]);

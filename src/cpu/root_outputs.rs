@@ -204,12 +204,15 @@ impl Kernel {
     }
 }
 
-/// Fills `output` with the bytes of `halves`, 32 each, from byte `skip`
-/// (< 32) of the first on. Whole halves are copied as arrays, inline, rather than
-/// through `memmove` calls of a length known only here.
+/// Fills `output` with the bytes of `halves`, 32 each, from byte `from`
+/// (< 32) of the first on. Whole halves are copied as arrays, inline,
+/// rather than through `memmove` calls of a length known only here.
 #[inline(always)]
-fn copy_from<'s>(halves: impl Iterator<Item = &'s [u8; 32]>, skip: usize, output: &mut [u8]) {
-    let (mut halves, mut output, mut from) = (halves, output, skip);
+fn copy_from<'s>(
+    mut halves: impl Iterator<Item = &'s [u8; 32]>,
+    mut from: usize,
+    mut output: &mut [u8],
+) {
     // A half is taken only while output is left: `halves` need not end.
     while !output.is_empty() {
         let Some(half) = halves.next() else { break };
