@@ -195,8 +195,17 @@ pub fn hash_array(
     )
 }
 
-/// Lowercase hex digits, by value.
-const HEX_DIGITS: &[u8; 16] = b"0123456789abcdef";
+/// Every byte's two lowercase hex digits.
+const HEX_PAIRS: [[u8; 2]; 256] = {
+    let digits = b"0123456789abcdef";
+    let mut pairs = [[0u8; 2]; 256];
+    let mut byte = 0;
+    while byte < 256 {
+        pairs[byte] = [digits[byte >> 4], digits[byte & 15]];
+        byte += 1;
+    }
+    pairs
+};
 
 /// `bytes` in lowercase hex, two digits a byte, as blake3-py's `hexdigest`.
 pub fn hex_string(bytes: &[u8]) -> String {
@@ -205,11 +214,14 @@ pub fn hex_string(bytes: &[u8]) -> String {
     String::from_utf8(digits).expect("hex digits are ASCII")
 }
 
-/// Appends `bytes` in lowercase hex to `digits`.
+/// Appends `bytes` in lowercase hex to `digits`: a pair of digits a byte,
+/// looked up and stored together.
 fn push_hex(bytes: &[u8], digits: &mut Vec<u8>) {
-    for &byte in bytes {
-        digits.push(HEX_DIGITS[usize::from(byte >> 4)]);
-        digits.push(HEX_DIGITS[usize::from(byte & 15)]);
+    let start = digits.len();
+    digits.resize(start + 2 * bytes.len(), 0);
+    let (pairs, _) = digits[start..].as_chunks_mut::<2>();
+    for (pair, &byte) in pairs.iter_mut().zip(bytes) {
+        *pair = HEX_PAIRS[usize::from(byte)];
     }
 }
 
