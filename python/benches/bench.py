@@ -1,9 +1,10 @@
 """Throughput of blake3_batch against hashing row by row in Python, on the same
 generated column, in one run: GB/s of values and the speedup over a blake3-py
 loop; then extended output (length=64) against blake3-py's digest(64); then
-files of a directory, by hash_files against reading and hashing each in a
-Python loop. Usage: python bench.py [--megabytes 64] [--sizes 64,1024,mixed]
-[--backend gpu] [--xof 64] [--files 20000]"""
+hex digests (hex=True) against hexdigest() and .hex() loops; then files of a
+directory, by hash_files against reading and hashing each in a Python loop.
+Usage: python bench.py [--megabytes 64] [--sizes 64,1024,mixed]
+[--backend gpu] [--xof 64] [--no-hex] [--files 20000]"""
 
 from __future__ import annotations
 
@@ -58,6 +59,7 @@ def main():
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--files", type=int, default=20000, help="files of 100..8000 bytes for the files table (0: none)")
     parser.add_argument("--xof", type=int, default=64, help="output length for the extended-output table (0: none)")
+    parser.add_argument("--no-hex", dest="hex", action="store_false", help="leave out the hex-digest table")
     parser.add_argument("--backend", choices=["auto", "cpu", "gpu"], help="an engine of its own (default: the shared one)")
     args = parser.parse_args()
     try:
@@ -106,6 +108,8 @@ def main():
         print(str(size).ljust(10) + "".join(cells))
     if blake3 is not None and args.xof:
         xof_table(engine, args, rng, blake3)
+    if blake3 is not None and args.hex:
+        hex_table(engine, args, rng, blake3)
     if args.files:
         files_table(engine, args.files, args.repeat, args.xof, rng, blake3)
 
@@ -125,6 +129,30 @@ def xof_table(engine, args, rng, blake3):
         ours = total / best(lambda: engine.hash_arrow(values, length=length), args.repeat) / 1e9
         loop = total / best(lambda: [blake3.blake3(item).digest(length) for item in items], args.repeat) / 1e9
         print(str(size).ljust(10) + f"{ours:.2f} ({ours / loop:.1f}x)".rjust(22) + f"{loop:.2f}".rjust(22))
+
+
+def hex_table(engine, args, rng, blake3):
+    """Hex digests: hash_arrow(hex=True), a string column, against the
+    digests turned to hex in a Python loop and the blake3-py hexdigest()
+    loop, all over the same values."""
+    names = ["hash_arrow hex=True", "hash_arrow + .hex()", "blake3-py hexdigest"]
+    print("\nhex digests: GB/s of input (speedup over the blake3-py loop)")
+    print("values".ljust(10) + "".join(name.rjust(22) for name in names))
+    for size in args.sizes.split(","):
+        values = column(args.megabytes << 20, size, rng)
+        items = values.to_pylist()
+        total = sum(len(item) for item in items)
+        expected = [blake3.blake3(item).hexdigest() for item in items[:1000]]
+        assert engine.hash_arrow(values.slice(0, 1000), hex=True).to_pylist() == expected
+        runs = {
+            names[0]: lambda: engine.hash_arrow(values, hex=True),
+            names[1]: lambda: [digest.hex() for digest in engine.hash_arrow(values).to_pylist()],
+            names[2]: lambda: [blake3.blake3(item).hexdigest() for item in items],
+        }
+        rates = {name: total / best(run, args.repeat) / 1e9 for name, run in runs.items()}
+        loop = rates[names[2]]
+        cells = [f"{rates[name]:.2f} ({rates[name] / loop:.1f}x)".rjust(22) for name in names]
+        print(str(size).ljust(10) + "".join(cells))
 
 
 def read(path):
