@@ -214,9 +214,9 @@ fn compressions(batch: &Batch) -> u64 {
         .sum()
 }
 
-/// The blob shapes of the extended-output rows: blobs of up to a chunk,
-/// whose outputs come from the lanes.
-const EXTENDED_SHAPES: [&str; 3] = ["64", "1024", "mixed-1..=1024"];
+/// The blob shapes of the extended-output rows: blobs of up to a chunk and
+/// trees of up to 16, whose outputs come from the lanes.
+const EXTENDED_SHAPES: [&str; 5] = ["64", "1024", "4096", "mixed-1..=1024", "mixed-1025..=16384"];
 /// Output bytes per blob in the extended-output rows: two output blocks'
 /// worth past the digest, the length of a 512-bit key.
 const EXTENDED_LENGTH: usize = 64;

@@ -230,8 +230,11 @@ const SEEKS: [(usize, u64); 11] = [
 #[test]
 fn outputs_from_any_seek_match_blake3_on_every_engine() {
     let mut next = xorshift(0x5eec_0ff5);
-    let lengths = [0, 1, 63, 64, 65, 500, 1024, 1025, 2048, 3000, 200, 7];
-    let blobs: Vec<Vec<u8>> = (0..60)
+    // Around a block and a chunk, trees up to 16 chunks and one past them.
+    let lengths = [
+        0, 1, 63, 64, 65, 500, 1024, 1025, 2048, 2049, 3072, 4097, 200, 7, 16384, 16385,
+    ];
+    let blobs: Vec<Vec<u8>> = (0..64)
         .map(|index| {
             let len = lengths[index % lengths.len()];
             (0..len).map(|_| next() as u8).collect()

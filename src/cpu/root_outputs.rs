@@ -1,20 +1,25 @@
-//! BLAKE3's extended output of blobs of up to one chunk, in the lanes.
+//! BLAKE3's extended output of blobs of up to [`MAX_LANE_TREE`], in the
+//! lanes.
 //!
-//! A blob of at most a chunk is its own root: its output block `t` is the
-//! compression of its last block from the chaining value before it, with
-//! counter `t` and the `ROOT` flag, keeping all 16 words. So each lane
-//! compresses its blob's blocks up to the last, as the digest kernel does,
-//! and then compresses the last block once per output block. `blake3`
-//! does the same one blob at a time; here 4 to 16 blobs go side by side.
+//! A blob's output block `t` is the compression of its root node's last
+//! block from the chaining value before it, with counter `t` and the
+//! `ROOT` flag, keeping all 16 words. A blob of at most a chunk is its own
+//! root: each lane compresses its blob's blocks up to the last, as the
+//! digest kernel does, and then the last block once per output block. A
+//! longer blob's root is a parent node: its tree is hashed in the lanes up
+//! to that node ([`root_nodes`]), whose one block the lanes then compress
+//! once per output block, from the key. `blake3` does the same one blob at
+//! a time; here 4 to 16 blobs go side by side.
 
 use super::kernel::{
     full_block, splat_key, GroupParams, LaneGroup, Lanes, RaggedLanes, TailBlocks, Work, MAX_LANES,
     ZERO_BLOCK,
 };
+use super::tree::{root_nodes, TreeBlob};
 use super::Kernel;
 use crate::blobs::BlobSource;
 use crate::consts::{
-    blocks_in_chunk, BLOCKS_PER_CHUNK, BLOCK_LEN, CHUNK_END, CHUNK_LEN, CHUNK_START, ROOT,
+    blocks_in_chunk, BLOCKS_PER_CHUNK, BLOCK_LEN, CHUNK_END, CHUNK_LEN, CHUNK_START, PARENT, ROOT,
 };
 use crate::mode::ModeWords;
 
@@ -25,13 +30,20 @@ use crate::mode::ModeWords;
 const MAX_OUTPUT_BLOCKS: usize = 16;
 /// The longest output per blob made in the lanes, in bytes.
 pub(crate) const MAX_LANE_OUTPUT: usize = MAX_OUTPUT_BLOCKS * BLOCK_LEN;
+/// The longest blob whose output the lanes make. Past 16 chunks a blob
+/// fills `blake3`'s own SIMD lanes with its chunks, which is as fast, and
+/// its tree would take a task's memory.
+const MAX_LANE_TREE: usize = 16 * CHUNK_LEN;
 
-/// One group of blobs of at most a chunk each, and which 64-byte output
-/// blocks to make for every lane.
+/// One group of root nodes (blobs of at most a chunk, or parent blocks),
+/// and which 64-byte output blocks to make for every lane.
 #[derive(Clone, Copy)]
 pub(super) struct RootOutputs<'g, 'a> {
-    /// The blobs; counters and last flags are not read.
+    /// The nodes' input; counters and last flags are not read.
     pub group: &'g LaneGroup<'a>,
+    /// The flags of a node's last block besides the mode's, the first
+    /// block's and `ROOT`: `CHUNK_END` for chunks, none for parents.
+    pub end_flags: u32,
     /// The counter of the first output block: the output's byte offset
     /// (a seek) over 64.
     pub first_block: u64,
@@ -60,6 +72,7 @@ fn root_outputs<V: Lanes>(
 ) {
     let RootOutputs {
         group,
+        end_flags,
         first_block,
         blocks,
     } = work;
@@ -127,7 +140,7 @@ fn root_outputs<V: Lanes>(
         let (last, tail) = (last_block[lane], tail_len[lane]);
         let first = if last == 0 { params.first_flags } else { 0 };
         lens[lane] = tail as u32;
-        flags[lane] = params.flags | first | CHUNK_END | ROOT;
+        flags[lane] = params.flags | first | end_flags | ROOT;
         refs[lane] = if tail == BLOCK_LEN {
             full_block(&group.inputs[lane][last * BLOCK_LEN..])
         } else {
@@ -151,14 +164,15 @@ fn root_outputs<V: Lanes>(
 
 impl Kernel {
     /// Writes `length` bytes of extended output from byte `seek` on of
-    /// each blob `first..first + out.len() / length` of `source` that is at
-    /// most a chunk long into its place in `out`, and returns the places of
+    /// each blob `first..first + out.len() / length` of `source` of at most
+    /// [`MAX_LANE_TREE`] into its place in `out`, and returns the places of
     /// the longer blobs, left as they are for the caller. The output blocks
     /// spanned, `seek % 64 + length` bytes, are at most
     /// [`MAX_LANE_OUTPUT`].
     ///
-    /// Blobs are taken in order of block count, so the lanes of a group
-    /// mostly end together.
+    /// Blobs of up to a chunk are taken in order of block count, so the
+    /// lanes of a group mostly end together; longer ones are hashed as
+    /// trees up to their root nodes, all together.
     pub(crate) fn root_outputs<S: BlobSource>(
         self,
         words: ModeWords,
@@ -168,31 +182,67 @@ impl Kernel {
         seek: u64,
         out: &mut [u8],
     ) -> Vec<usize> {
-        // Where the output starts within its first block.
-        let skip = (seek % BLOCK_LEN as u64) as usize;
-        debug_assert!(length >= 1 && skip + length <= MAX_LANE_OUTPUT);
-        let params = GroupParams {
+        let (order, trees, longer) = by_block_count(source, first, out.len() / length);
+        let chunks = GroupParams {
             key: words.key,
             flags: words.flags,
             first_flags: CHUNK_START,
         };
+        let blob = |index: usize| source.blob(first + order[index]);
+        let places = (&order[..], CHUNK_END);
+        self.lane_outputs(&chunks, places, blob, (length, seek), out);
+        if !trees.is_empty() {
+            let blobs: Vec<TreeBlob> = (trees.iter().enumerate())
+                .map(|(dest, &place)| TreeBlob {
+                    data: source.blob(first + place),
+                    dest,
+                })
+                .collect();
+            let mut nodes = vec![[0u8; 64]; trees.len()];
+            root_nodes(self, words.key, words.flags, &blobs, &mut nodes);
+            let parents = GroupParams {
+                key: words.key,
+                flags: words.flags | PARENT,
+                first_flags: 0,
+            };
+            let node = |index: usize| &nodes[index][..];
+            self.lane_outputs(&parents, (&trees[..], 0), node, (length, seek), out);
+        }
+        longer
+    }
+
+    /// Writes the output (`length` bytes from byte `seek` on) of the root
+    /// node `input(i)`, whose last block takes `end_flags`, to place
+    /// `places[i]` of `out`, for every `i`: in groups of the widest lanes,
+    /// the rest in the narrowest that holds it.
+    fn lane_outputs<'a>(
+        self,
+        params: &GroupParams,
+        (places, end_flags): (&[usize], u32),
+        input: impl Fn(usize) -> &'a [u8],
+        (length, seek): (usize, u64),
+        out: &mut [u8],
+    ) {
+        // Where the output starts within its first block.
+        let skip = (seek % BLOCK_LEN as u64) as usize;
+        debug_assert!(length >= 1 && skip + length <= MAX_LANE_OUTPUT);
         let blocks = (skip + length).div_ceil(BLOCK_LEN);
-        let (order, longer) = by_block_count(source, first, out.len() / length);
         let widest = self.widths()[0];
         let mut tails = TailBlocks::new();
         let mut slots = vec![[0u8; 32]; 2 * blocks * widest];
-        for lanes in order.chunks(widest) {
+        for (start, lanes) in (0..).step_by(widest).zip(places.chunks(widest)) {
             let width = self.narrowest_width_for(lanes.len());
             let mut group = LaneGroup::default();
-            for (input, &place) in group.inputs.iter_mut().zip(lanes) {
-                *input = source.blob(first + place);
+            for (lane, slot) in group.inputs.iter_mut().take(lanes.len()).enumerate() {
+                *slot = input(start + lane);
             }
             let work = RootOutputs {
                 group: &group,
+                end_flags,
                 first_block: seek / BLOCK_LEN as u64,
                 blocks,
             };
-            self.hash(width, &params, work, &mut tails, &mut slots);
+            self.hash(width, params, work, &mut tails, &mut slots);
             for (lane, &place) in lanes.iter().enumerate() {
                 // Half `h` of the blocks made (32 bytes) is in slot
                 // `h * width + lane`; the output starts in half `skip / 32`.
@@ -200,7 +250,6 @@ impl Kernel {
                 copy_from(halves, skip % 32, &mut out[place * length..][..length]);
             }
         }
-        longer
     }
 }
 
@@ -226,23 +275,25 @@ fn copy_from<'s>(
     }
 }
 
-/// The places `0..count` of the blobs `first..first + count` of `source`
-/// of at most a chunk, ordered by block count (a counting sort), and the
-/// places of the longer ones.
+/// The places `0..count` of the blobs `first..first + count` of `source`:
+/// those of at most a chunk ordered by block count (a counting sort),
+/// those of up to [`MAX_LANE_TREE`], and the longer ones.
 fn by_block_count<S: BlobSource>(
     source: &S,
     first: usize,
     count: usize,
-) -> (Vec<usize>, Vec<usize>) {
-    // Block counts 1 to 16; 0 marks a blob over a chunk, left out.
+) -> (Vec<usize>, Vec<usize>, Vec<usize>) {
+    // Block counts 1 to 16; 0 marks a tree, `LONGER` a blob past them.
+    const LONGER: u8 = u8::MAX;
     let blocks: Vec<u8> = (first..first + count)
         .map(|index| match source.blob(index).len() {
             len @ 0..=CHUNK_LEN => blocks_in_chunk(len) as u8,
-            _ => 0,
+            ..=MAX_LANE_TREE => 0,
+            _ => LONGER,
         })
         .collect();
     let mut starts = [0usize; BLOCKS_PER_CHUNK + 1];
-    for &count in &blocks {
+    for &count in blocks.iter().filter(|&&count| count != LONGER) {
         starts[count as usize] += 1;
     }
     let mut total = 0;
@@ -250,17 +301,18 @@ fn by_block_count<S: BlobSource>(
         (*start, total) = (total, total + *start);
     }
     let mut order = vec![0; total];
-    let mut longer = Vec::new();
+    let (mut trees, mut longer) = (Vec::new(), Vec::new());
     for (place, &count) in blocks.iter().enumerate() {
         match count {
-            0 => longer.push(place),
+            0 => trees.push(place),
+            LONGER => longer.push(place),
             _ => {
                 order[starts[count as usize]] = place;
                 starts[count as usize] += 1;
             }
         }
     }
-    (order, longer)
+    (order, trees, longer)
 }
 
 #[cfg(test)]
@@ -305,10 +357,11 @@ mod tests {
         (64, u64::MAX - 63),
     ];
 
-    /// Every backend and width, lanes of one length and of many, at output
-    /// lengths around a block and up to the most the lanes make, from the
-    /// start and from seeks within and across blocks, the counter's high
-    /// word included; blobs over a chunk keep whatever their places held.
+    /// Every backend and width, lanes of one length and of many, blobs of
+    /// up to a chunk and trees of up to 16 chunks, at output lengths around
+    /// a block and up to the most the lanes make, from the start and from
+    /// seeks within and across blocks, the counter's high word included;
+    /// blobs over 16 chunks keep whatever their places held.
     #[test]
     fn outputs_match_blake3_on_every_backend_and_width() {
         let mut state = 0x2545_f491_4f6c_dd1du64;
@@ -323,12 +376,19 @@ mod tests {
                 let len = match index {
                     0 => 0,
                     7 => CHUNK_LEN + 1,
+                    8 => MAX_LANE_TREE + 1,
+                    9 => 5 * CHUNK_LEN + 17,
+                    10 => MAX_LANE_TREE,
+                    11 => 2 * CHUNK_LEN,
                     _ => (next() % (CHUNK_LEN as u64 + 1)) as usize,
                 };
                 (0..len).map(|_| next() as u8).collect()
             })
             .collect();
         let even: Vec<Vec<u8>> = (0..21).map(|i| vec![i as u8; 200]).collect();
+        let trees: Vec<Vec<u8>> = (0..21)
+            .map(|i| vec![i as u8; CHUNK_LEN + 1 + i * 97 % (MAX_LANE_TREE - CHUNK_LEN)])
+            .collect();
         let key = [9u8; 32];
         let modes = [
             Mode::Hash,
@@ -339,10 +399,12 @@ mod tests {
             let kernel = Kernel::new(backend).unwrap();
             for mode in modes {
                 let words = mode.words(|context| hash_one(kernel, Mode::CONTEXT, context));
-                // 45 blobs: groups of 16, 16 and 13; then of 1, 3 and 5
-                // lanes, the narrowest widths.
+                // 45 blobs, 40 of up to a chunk: groups of 16, 16 and 8, and
+                // 4 trees; 21 trees of 2 to 16 chunks: 16 and 5; then of 1,
+                // 3 and 5 lanes, the narrowest widths.
                 let batches = [
                     &ragged[..],
+                    &trees[..],
                     &even[..],
                     &ragged[..1],
                     &ragged[3..6],
@@ -354,14 +416,14 @@ mod tests {
                         let source = &Slices(blobs);
                         let longer = kernel.root_outputs(words, source, 0, length, seek, &mut out);
                         let want_longer: Vec<usize> = (0..blobs.len())
-                            .filter(|&i| blobs[i].len() > CHUNK_LEN)
+                            .filter(|&i| blobs[i].len() > MAX_LANE_TREE)
                             .collect();
                         assert_eq!(longer, want_longer);
                         for (index, (blob, output)) in
                             blobs.iter().zip(out.chunks_exact(length)).enumerate()
                         {
                             let want = match blob.len() {
-                                0..=CHUNK_LEN => reference(mode, blob, length, seek),
+                                0..=MAX_LANE_TREE => reference(mode, blob, length, seek),
                                 _ => vec![0xa5; length],
                             };
                             assert_eq!(

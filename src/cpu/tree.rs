@@ -40,6 +40,16 @@ struct Level {
     carry: [u8; 32],
 }
 
+/// Where the roots of the trees go.
+enum Roots<'o> {
+    /// Each root's digest (its node compressed with `ROOT`) to `out[dest]`.
+    Digests(&'o mut [[u8; 32]]),
+    /// Each root node itself, its children's chaining values side by side,
+    /// to `out[dest]`: for extended output, which compresses it once per
+    /// output block.
+    Nodes(&'o mut [[u8; 64]]),
+}
+
 /// Hashes every blob in `blobs` (each longer than one chunk) with key `key`
 /// and mode flags `flags`, writing each digest to `out[blob.dest]`.
 pub(crate) fn hash_trees(
@@ -49,6 +59,25 @@ pub(crate) fn hash_trees(
     blobs: &[TreeBlob],
     out: &mut [[u8; 32]],
 ) {
+    hash_to_roots(kernel, key, flags, blobs, Roots::Digests(out));
+}
+
+/// [`hash_trees`] up to each blob's root node, written to
+/// `out[blob.dest]`: the block whose compressions with `ROOT` are the
+/// blob's extended output.
+pub(crate) fn root_nodes(
+    kernel: Kernel,
+    key: [u32; 8],
+    flags: u32,
+    blobs: &[TreeBlob],
+    out: &mut [[u8; 64]],
+) {
+    hash_to_roots(kernel, key, flags, blobs, Roots::Nodes(out));
+}
+
+/// The chunks and parent levels of every blob, up to its root, which goes
+/// to `roots`.
+fn hash_to_roots(kernel: Kernel, key: [u32; 8], flags: u32, blobs: &[TreeBlob], roots: Roots) {
     let mut levels = Vec::with_capacity(blobs.len());
     let mut total = 0;
     for blob in blobs {
@@ -87,7 +116,7 @@ pub(crate) fn hash_trees(
     }
     binner.finish(&mut nodes);
 
-    hash_parent_levels(kernel, key, flags, levels, nodes, out);
+    hash_parent_levels(kernel, key, flags, levels, nodes, roots);
 }
 
 /// Pairs of one blob that the unrolled loop of [`hash_parent_levels`]
@@ -97,8 +126,8 @@ pub(crate) fn hash_trees(
 const PAIRS_PER_BLOB: usize = 16;
 
 /// Builds the parent levels of every blob in `levels` from its chunk
-/// chaining values in `nodes`, level by level, writing each root to
-/// `out[level.dest]`.
+/// chaining values in `nodes`, level by level, writing each root (its
+/// digest or its node) to `roots` at `level.dest`.
 ///
 /// Each level is two runs of single-block compressions over pairs of
 /// adjacent nodes: one for the blobs that go on, whose outputs become the
@@ -119,7 +148,7 @@ fn hash_parent_levels(
     flags: u32,
     mut levels: Vec<Level>,
     mut nodes: Vec<[u8; 32]>,
-    out: &mut [[u8; 32]],
+    mut roots: Roots,
 ) {
     let params = GroupParams {
         key,
@@ -130,7 +159,7 @@ fn hash_parent_levels(
     let mut firsts: Vec<u32> = Vec::new();
     let mut root_firsts: Vec<u32> = Vec::new();
     let mut root_dests: Vec<usize> = Vec::new();
-    let mut roots: Vec<[u8; 32]> = Vec::new();
+    let mut root_digests: Vec<[u8; 32]> = Vec::new();
     let mut next: Vec<[u8; 32]> = Vec::new();
     while !levels.is_empty() {
         let staged_start = nodes.len();
@@ -190,15 +219,27 @@ fn hash_parent_levels(
             firsts: &firsts,
         };
         hash_pairs(kernel, &params, inputs, 0, &mut tails, &mut next);
-        roots.clear();
-        roots.resize(rooted, [0; 32]);
-        let inputs = NodePairs {
-            nodes: &nodes,
-            firsts: &root_firsts,
-        };
-        hash_pairs(kernel, &params, inputs, ROOT, &mut tails, &mut roots);
-        for (&dest, root) in root_dests.iter().zip(&roots) {
-            out[dest] = *root;
+        match &mut roots {
+            Roots::Digests(out) => {
+                root_digests.clear();
+                root_digests.resize(rooted, [0; 32]);
+                let inputs = NodePairs {
+                    nodes: &nodes,
+                    firsts: &root_firsts,
+                };
+                hash_pairs(kernel, &params, inputs, ROOT, &mut tails, &mut root_digests);
+                for (&dest, root) in root_dests.iter().zip(&root_digests) {
+                    out[dest] = *root;
+                }
+            }
+            Roots::Nodes(out) => {
+                for (&dest, &first) in root_dests.iter().zip(&root_firsts) {
+                    let first = first as usize;
+                    let (left, right) = out[dest].split_at_mut(32);
+                    left.copy_from_slice(&nodes[first]);
+                    right.copy_from_slice(&nodes[first + 1]);
+                }
+            }
         }
         std::mem::swap(&mut nodes, &mut next);
     }

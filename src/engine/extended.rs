@@ -4,7 +4,7 @@
 //! BLAKE3's extended output, whose first 32 bytes are the digest. Outputs
 //! within the first 32 bytes are a piece of the digest and take the
 //! engine's own path on its backend; others are the root node's
-//! compression repeated with a counter: for blobs of up to a chunk and
+//! compression repeated with a counter: for blobs of up to 16 KiB and
 //! outputs spanning up to 1 KiB of blocks the CPU lanes do that
 //! (`Kernel::root_outputs`), other blobs are hashed by `blake3` whole,
 //! short ones side by side on the engine's threads, long ones each over
@@ -39,8 +39,8 @@ impl Engine {
     /// Outputs of up to 32 bytes are a prefix of each digest and run on
     /// the engine's backend, as fast as full digests. Longer ones are made
     /// on the CPU's threads, whatever the backend: up to 1 KiB of output
-    /// from blobs of up to 1 KiB in its SIMD lanes (a third of the digests'
-    /// rate at 64-byte blobs, three fifths at 1 KiB), other blobs by
+    /// from blobs of up to 16 KiB in its SIMD lanes (a third of the
+    /// digests' rate at 64-byte blobs, three fifths at 1 KiB), other blobs by
     /// `blake3`, a blob over 1 MiB in subtrees over all the threads as
     /// `blake3`'s `update_rayon` would.
     ///
@@ -74,7 +74,7 @@ impl Engine {
     /// `seek` of each blob's output on: `length` bytes of what
     /// `blake3::OutputReader` gives after `set_position(seek)`, as b3sum's
     /// `--seek` and blake3-py's `digest(length, seek=…)`. Outputs of up to
-    /// 1 KiB of blocks (`seek % 64 + length`) of blobs of up to 1 KiB
+    /// 1 KiB of blocks (`seek % 64 + length`) of blobs of up to 16 KiB
     /// come from the lanes as from the start; any `seek` is valid.
     ///
     /// ```
@@ -265,7 +265,7 @@ impl Engine {
 
     /// `length` bytes of extended output from byte `seek` on (past the
     /// digest) of every blob, on the engine's threads in tasks of
-    /// [`BLOBS_PER_TASK`]: blobs of up to a chunk in the lanes where the
+    /// [`BLOBS_PER_TASK`]: blobs of up to 16 KiB in the lanes where the
     /// output blocks spanned fit them, others of up to
     /// [`LONG_BLOB`] by `blake3` a thread each, longer ones after them, each
     /// in subtrees over every thread, so that one long blob does not hold
@@ -292,7 +292,7 @@ impl Engine {
             .collect();
         // Each task gives back the indices of its long blobs.
         let long = threads.map(tasks, |(first, out)| {
-            // Blobs of up to a chunk in the lanes, where the output fits
+            // Blobs of up to 16 KiB in the lanes, where the output fits
             // them; the rest (`left`, places in `out`) by `blake3`.
             let left = match in_lanes {
                 true => kernel.root_outputs(words, source, first, length, seek, out),

@@ -60,7 +60,7 @@ pub struct RecordsArgs {
     allow_short: bool,
     /// Output bytes per record, before hex encoding: fewer than 32 give a
     /// prefix of the digest, more BLAKE3's extended output (in the SIMD
-    /// lanes up to 1 KiB of output from records of up to 1 KiB).
+    /// lanes up to 1 KiB of output from records of up to 16 KiB).
     #[arg(short = 'l', long, value_name = "LEN", default_value_t = 32)]
     length: u64,
     /// The output's first byte: with --length, bytes SEEK..SEEK+LEN of
