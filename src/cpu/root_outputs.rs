@@ -30,9 +30,8 @@ use crate::mode::ModeWords;
 const MAX_OUTPUT_BLOCKS: usize = 16;
 /// The longest output per blob made in the lanes, in bytes.
 pub(crate) const MAX_LANE_OUTPUT: usize = MAX_OUTPUT_BLOCKS * BLOCK_LEN;
-/// The longest blob whose output the lanes make. Past 16 chunks a blob
-/// fills `blake3`'s own SIMD lanes with its chunks, which is as fast, and
-/// its tree would take a task's memory.
+/// The longest blob whose output the lanes make: past 16 chunks a blob
+/// fills `blake3`'s own SIMD lanes with its chunks, which is as fast.
 const MAX_LANE_TREE: usize = 16 * CHUNK_LEN;
 
 /// One group of root nodes (blobs of at most a chunk, or parent blocks),
