@@ -261,6 +261,12 @@ impl<'a> Binner<'a> {
         self.stream.reach(blob);
     }
 
+    /// Moves the stream past `blob` without hinting it ([`L2Lookahead::pass`]).
+    #[inline(always)]
+    pub(crate) fn pass(&self, blob: &[u8]) {
+        self.stream.pass(blob);
+    }
+
     /// Adds a job; hashes its bin into `dests` if that fills a group.
     ///
     /// The caller starts loading the job's input ([`prefetch_input`]) when

@@ -1,7 +1,8 @@
 //! Hints into L2 of the bytes of blobs laid back to back, a fixed distance
 //! ahead of the blob being looked up: taken in windows by the kernel, which
 //! spreads them among its compressions, and in bursts by the lookup where
-//! the kernel has fallen behind.
+//! the kernel has fallen behind. The lane tree keeps a stream of its own,
+//! the same distance ahead of the chunk it bins.
 
 use super::prefetch::prefetch_lines_to_l2;
 use crate::consts::BLOCK_LEN;
@@ -12,7 +13,11 @@ use core::cell::Cell;
 /// once) at least: 64 KiB, about eight AVX-512 groups of lengths uniform in
 /// 1..=1024. The lookup hints in a burst whatever the kernel's windows
 /// ([`KERNEL_AHEAD_BYTES`]) have not reached by then, and all of it where
-/// no kernel takes windows (AVX2 and narrower, the lane tree's blobs).
+/// no kernel takes windows (AVX2 and narrower). It passes over groups that
+/// hold a blob longer than a chunk ([`L2Lookahead::pass`]): such a group
+/// spans up to hundreds of KiB, and hinted in one burst it held the core up
+/// on its miss buffers, where the lane tree hinting a chunk at a time as it
+/// bins them does not.
 ///
 /// The binner compresses a blob only when its bin fills, some hundreds of
 /// blobs after it was looked up, and the lanes of a group read blobs
@@ -106,6 +111,19 @@ impl<'a> L2Lookahead<'a> {
         }
     }
 
+    /// Counts the bytes up to the end of `blob`, one of the unit's blobs,
+    /// as hinted without hinting them: blobs longer than a chunk, which the
+    /// lane tree's own stream hints as it bins their chunks, or `blake3`
+    /// reads in order.
+    #[inline(always)]
+    pub(crate) fn pass(&self, blob: &[u8]) {
+        if self.bytes.is_empty() {
+            return;
+        }
+        let end = (blob.as_ptr_range().end as usize).wrapping_sub(self.bytes.as_ptr() as usize);
+        self.hinted.set(self.hinted.get().max(end));
+    }
+
     /// The next [`STREAM_WINDOW_BYTES`] not yet hinted, if they lie within
     /// the unit and the kernel's reach, counted as hinted: the kernel hints
     /// them while it compresses a pair ([`Lanes::compress_pair_hinting`]).
@@ -157,6 +175,26 @@ mod tests {
         assert!(moved + L2_AHEAD_BYTES <= expected);
         stream.reach(&bytes[..moved]);
         assert_eq!(stream.window().map(|w| offset(&bytes, w)), Some(expected));
+    }
+
+    /// Bytes passed over (a long blob's) are neither hinted by the next
+    /// burst nor taken as windows: the stream goes on from past them.
+    #[test]
+    fn passed_bytes_are_skipped() {
+        let bytes = vec![0u8; 1 << 20];
+        let stream = L2Lookahead::new(Some(&bytes));
+        stream.reach(&bytes[..1000]);
+        let passed = 300_000;
+        stream.pass(&bytes[..passed]);
+        // The kernel's reach is still where the last burst left it.
+        assert!(stream.window().is_none());
+        stream.reach(&bytes[..passed + 100]);
+        let burst_end = passed + (100 + L2_AHEAD_BYTES).next_multiple_of(BLOCK_LEN);
+        assert_eq!(stream.window().map(|w| offset(&bytes, w)), Some(burst_end));
+        // Passing bytes already hinted changes nothing.
+        stream.pass(&bytes[..passed]);
+        let next = burst_end + STREAM_WINDOW_BYTES;
+        assert_eq!(stream.window().map(|w| offset(&bytes, w)), Some(next));
     }
 
     #[test]

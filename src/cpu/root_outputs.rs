@@ -15,7 +15,7 @@ use super::kernel::{
     full_block, splat_key, GroupParams, LaneGroup, Lanes, RaggedLanes, TailBlocks, Work, MAX_LANES,
     ZERO_BLOCK,
 };
-use super::tree::{root_nodes, TreeBlob};
+use super::tree::{root_nodes, TreeBlob, Trees};
 use super::Kernel;
 use crate::blobs::BlobSource;
 use crate::consts::{
@@ -198,7 +198,14 @@ impl Kernel {
                 })
                 .collect();
             let mut nodes = vec![[0u8; 64]; trees.len()];
-            root_nodes(self, words.key, words.flags, &blobs, &mut nodes);
+            let lane_trees = Trees {
+                kernel: self,
+                key: words.key,
+                flags: words.flags,
+                blobs: &blobs,
+                bytes: source.contiguous_bytes(first, first + out.len() / length),
+            };
+            root_nodes(lane_trees, &mut nodes);
             let parents = GroupParams {
                 key: words.key,
                 flags: words.flags | PARENT,
