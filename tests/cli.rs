@@ -542,6 +542,96 @@ fn many_small_files_hash_in_order() {
     assert_eq!(text(&out.stdout), want);
 }
 
+/// `--files-from`: the files named in a list, newline- or NUL-separated,
+/// from a file or stdin, after any named on the command line, in order;
+/// b3sum's `--num-threads` and `--no-mmap` are accepted. A listed file
+/// that cannot be read fails alone; a list that cannot be read, or on
+/// stdin beside stdin as an input, is an error naming it.
+#[test]
+fn files_from_a_list_hash_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    // Names with a space, a CR inside (not before the separator) and a
+    // lone `-`, which is a file, not stdin.
+    let names = ["a b", "c\rd", "-", "e", "f"];
+    let mut line = std::collections::HashMap::new();
+    for (i, name) in names.iter().enumerate() {
+        let content = vector_input(700 * i + 1);
+        fs::write(dir.path().join(name), &content).unwrap();
+        let shown = if *name == "-" { "./-" } else { name };
+        let digest = blake3::hash(&content).to_hex();
+        // b3sum escapes a CR in a name and marks the line with `\`.
+        let printed = match shown.contains('\r') {
+            true => format!("\\{digest}  {}\n", shown.replace('\r', "\\r")),
+            false => format!("{digest}  {shown}\n"),
+        };
+        line.insert(*name, printed);
+    }
+    let want = |order: &[&str]| -> String { order.iter().map(|name| line[name].clone()).collect() };
+    let listed = ["a b", "c\rd", "-", "missing", "e"];
+
+    let by_lines: String = listed.iter().map(|name| format!("{name}\n")).collect();
+    let nul: String = listed.iter().map(|name| format!("{name}\0")).collect();
+    fs::write(
+        dir.path().join("list.txt"),
+        by_lines.replace('\n', "\r\n") + "\n",
+    )
+    .unwrap();
+    fs::write(dir.path().join("list.nul"), &nul).unwrap();
+    let cases: [(&[&str], &[u8]); 3] = [
+        (&["--files-from", "list.txt"], b""),
+        (&["--files-from", "-", "-0"], nul.as_bytes()),
+        (&["--files-from", "-", "--no-mmap"], by_lines.as_bytes()),
+    ];
+    for (args, stdin) in cases {
+        let mut command = b3batch();
+        command
+            .current_dir(dir.path())
+            .args(["--num-threads", "2", "hash", "f"])
+            .args(args);
+        let out = run(command, stdin);
+        assert_eq!(
+            out.status.code(),
+            Some(1),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
+        assert!(
+            text(&out.stderr).contains("b3batch: missing: "),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
+        assert_eq!(
+            text(&out.stdout),
+            want(&["f", "a b", "c\rd", "-", "e"]),
+            "{args:?}"
+        );
+    }
+
+    for (args, message) in [
+        (&["--files-from", "absent"][..], "--files-from absent: "),
+        (
+            &["--files-from", "-", "-"][..],
+            "stdin cannot also be an input",
+        ),
+        (
+            &["--files-from", "-", "--keyed", "e"][..],
+            "--keyed reads the key from stdin",
+        ),
+        (&["-0", "e"][..], "--files-from"),
+    ] {
+        let mut command = b3batch();
+        command.current_dir(dir.path()).arg("hash").args(args);
+        let out = run(command, b"");
+        assert!(!out.status.success(), "{args:?}");
+        assert!(out.stdout.is_empty(), "{args:?}: {}", text(&out.stdout));
+        assert!(
+            text(&out.stderr).contains(message),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
+    }
+}
+
 /// The `blake3_batch` digests of these records, as hex lines.
 fn record_lines(records: &[&[u8]]) -> String {
     blake3_batch::hash_many(records)

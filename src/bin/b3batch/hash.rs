@@ -19,6 +19,14 @@ pub struct HashArgs {
     /// Files to hash (`-` or nothing: stdin); with --check, checkfiles.
     #[arg(value_name = "FILE")]
     files: Vec<PathBuf>,
+    /// Also hash the files named in LIST (`-`: stdin), one path per line,
+    /// after any FILEs: for more files than a command line holds.
+    #[arg(long, value_name = "LIST")]
+    files_from: Option<PathBuf>,
+    /// With --files-from: paths end in NUL bytes, not newlines (as `find
+    /// -print0` writes them).
+    #[arg(short = '0', long, requires = "files_from")]
+    null: bool,
     /// Hash the files under directories, recursively.
     #[arg(short = 'r', long)]
     recursive: bool,
@@ -26,7 +34,7 @@ pub struct HashArgs {
     #[arg(
         short = 'c',
         long,
-        conflicts_with_all = ["tag", "no_names", "raw", "recursive", "length", "seek"]
+        conflicts_with_all = ["tag", "no_names", "raw", "recursive", "length", "seek", "files_from"]
     )]
     check: bool,
     /// Output bytes per file, before hex encoding: fewer than 32 give a
@@ -45,24 +53,37 @@ pub struct HashArgs {
     #[arg(long, conflicts_with = "tag")]
     no_names: bool,
     /// Write the raw output bytes, not hex (one input only).
-    #[arg(long, conflicts_with_all = ["tag", "no_names"])]
+    #[arg(long, conflicts_with_all = ["tag", "no_names", "files_from"])]
     raw: bool,
+    /// Accepted for b3sum's command lines: b3batch reads files, it never
+    /// maps them.
+    #[arg(long)]
+    no_mmap: bool,
     #[command(flatten)]
     mode: ModeArgs,
 }
 
 pub fn run(args: &HashArgs, global: &GlobalArgs) -> Result<ExitCode, CliError> {
     let mut files = args.files.clone();
-    if files.is_empty() {
+    if files.is_empty() && args.files_from.is_none() {
         files.push(PathBuf::from("-"));
     }
-    let mode = args.mode.resolve()?;
-    if mode.reads_stdin() && files.iter().any(|file| file == Path::new("-")) {
+    let stdin = Path::new("-");
+    let list_on_stdin = args.files_from.as_deref() == Some(stdin);
+    if list_on_stdin && files.iter().any(|file| file == stdin) {
         return Err(CliError::Message(
-            "--keyed reads the key from stdin, so stdin cannot also be an input: name files"
+            "--files-from - reads the list from stdin, so stdin cannot also be an input".to_owned(),
+        ));
+    }
+    // Checked before the key is read, so that nothing is taken from stdin.
+    if args.mode.keyed && (list_on_stdin || files.iter().any(|file| file == stdin)) {
+        return Err(CliError::Message(
+            "--keyed reads the key from stdin, so stdin cannot also be an input or the list \
+             of --files-from: name files"
                 .to_owned(),
         ));
     }
+    let mode = args.mode.resolve()?;
     if args.raw && (files.len() != 1 || args.recursive) {
         return Err(CliError::Message(
             "--raw writes bytes with no names, so it takes exactly one input file".to_owned(),
@@ -129,11 +150,11 @@ fn hash(
         }
         Ok(())
     };
-    for file in files {
+    let mut push = |file: PathBuf| -> Result<(), CliError> {
         let is_dir = file != Path::new("-") && file.is_dir();
         if args.recursive && is_dir {
             let (mut found, mut skipped) = (Vec::new(), Vec::new());
-            walk(file, &mut found, &mut skipped);
+            walk(&file, &mut found, &mut skipped);
             if !skipped.is_empty() {
                 hasher.flush(&mut emit)?;
                 for (path, reason) in skipped {
@@ -143,12 +164,78 @@ fn hash(
             for path in found {
                 hasher.push(&path.clone(), path, &mut emit)?;
             }
+            Ok(())
         } else {
-            hasher.push(file, file.clone(), &mut emit)?;
+            hasher.push(&file.clone(), file, &mut emit)
         }
+    };
+    for file in files {
+        push(file.clone())?;
+    }
+    if let Some(list) = &args.files_from {
+        let separator = if args.null { b'\0' } else { b'\n' };
+        read_list(list, separator, &mut push)?;
     }
     hasher.flush(&mut emit)?;
     Ok(failed)
+}
+
+/// Hands each path listed in `list` (`-`: stdin), one per `separator`, to
+/// `push` as it is read, so a list of millions of files is never held
+/// whole. Empty entries are skipped; with newlines, a `\r` before one is
+/// dropped (lists written on Windows); `-` names a file, `./-`.
+fn read_list(
+    list: &Path,
+    separator: u8,
+    push: &mut impl FnMut(PathBuf) -> Result<(), CliError>,
+) -> Result<(), CliError> {
+    let shown = list.to_string_lossy();
+    let failed = |error: io::Error| CliError::Message(format!("--files-from {shown}: {error}"));
+    let mut reader: Box<dyn BufRead> = if list == Path::new("-") {
+        Box::new(BufReader::new(io::stdin()))
+    } else {
+        Box::new(BufReader::new(File::open(list).map_err(failed)?))
+    };
+    let mut entry = Vec::new();
+    loop {
+        entry.clear();
+        if reader.read_until(separator, &mut entry).map_err(failed)? == 0 {
+            return Ok(());
+        }
+        if entry.last() == Some(&separator) {
+            entry.pop();
+        }
+        if separator == b'\n' && entry.last() == Some(&b'\r') {
+            entry.pop();
+        }
+        // A listed `-` is a file of that name, not stdin again.
+        if entry == b"-" {
+            entry.splice(0..0, *b"./");
+        }
+        if !entry.is_empty() {
+            push(path_from_bytes(&entry, &shown)?)?;
+        }
+    }
+}
+
+/// A path from the bytes of a list entry: any bytes on Unix, UTF-8
+/// elsewhere.
+fn path_from_bytes(bytes: &[u8], list: &str) -> Result<PathBuf, CliError> {
+    #[cfg(unix)]
+    {
+        let _ = list;
+        Ok(PathBuf::from(
+            <std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(bytes),
+        ))
+    }
+    #[cfg(not(unix))]
+    match std::str::from_utf8(bytes) {
+        Ok(path) => Ok(PathBuf::from(path)),
+        Err(_) => Err(CliError::Message(format!(
+            "--files-from {list}: a path that is not UTF-8 ({}); on this system list UTF-8 paths",
+            String::from_utf8_lossy(bytes)
+        ))),
+    }
 }
 
 /// What a checkfile line asks, carried to its result.

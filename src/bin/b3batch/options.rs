@@ -15,8 +15,15 @@ pub struct GlobalArgs {
     #[arg(long, global = true, value_enum, default_value_t = BackendArg::Auto)]
     pub backend: BackendArg,
     /// Threads for the CPU path (default: one per core); `bench` takes a
-    /// list to compare (`--threads 1,2,4`).
-    #[arg(long, global = true, value_delimiter = ',', num_args = 1)]
+    /// list to compare (`--threads 1,2,4`). `--num-threads` is b3sum's
+    /// name for it.
+    #[arg(
+        long,
+        global = true,
+        visible_alias = "num-threads",
+        value_delimiter = ',',
+        num_args = 1
+    )]
     pub threads: Vec<usize>,
     /// No progress bar; with `hash --check`, no line for files that are OK.
     #[arg(long, short = 'q', global = true)]
