@@ -20,11 +20,13 @@ use crate::pinned::PinnedBuffer;
 use crate::profile::{cpu_model, profile_path};
 use crate::scheduler::{self, BatchShape, Choice, GpuRates, Plan, Profile};
 
+mod blob_hasher;
 mod extended;
 mod files;
 mod input;
 mod stream;
 
+pub use blob_hasher::{BlobDigest, BlobHasher};
 pub use files::{FileDigest, FileHasher, FileOutput};
 
 /// Offsets from which a packed batch on several CPU threads is checked by

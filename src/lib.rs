@@ -36,7 +36,9 @@ mod scheduler;
 pub use blake3::{Hash, OutputReader};
 pub use blobs::Offset;
 pub use cpu::{CpuBackend, CPU_BACKEND_ENV};
-pub use engine::{Backend, Engine, EngineBuilder, FileDigest, FileHasher, FileOutput};
+pub use engine::{
+    Backend, BlobDigest, BlobHasher, Engine, EngineBuilder, FileDigest, FileHasher, FileOutput,
+};
 pub use error::{Error, ErrorKind};
 pub use gpu::{gpu_adapters, GpuDeviceType, GpuInfo, GpuTimings, GpuUpload};
 #[cfg(feature = "gpu")]

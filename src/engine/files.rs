@@ -34,7 +34,7 @@ const GPU_BATCH_BYTES: usize = 64 << 20;
 /// ...and this many on the CPU alone, where a batch read and then hashed
 /// while still in the cache ran 10% faster over files of a few MiB. (A
 /// small file larger than that is a batch of its own.)
-const CPU_BATCH_BYTES: usize = 16 << 20;
+pub(super) const CPU_BATCH_BYTES: usize = 16 << 20;
 /// ...or this many files.
 const BATCH_FILES: usize = 16 * 1024;
 
@@ -183,20 +183,25 @@ impl Engine {
     }
 
     fn new_file_hasher<'e, T, D: FileOutput>(&'e self, mode: Mode<'e>) -> FileHasher<'e, T, D> {
-        let batch_bytes = match (self.backend(), self.gpu_info()) {
-            (Backend::Cpu, _) | (_, None) => CPU_BATCH_BYTES,
-            _ => GPU_BATCH_BYTES,
-        };
         FileHasher {
             engine: self,
             mode,
-            batch_bytes,
+            batch_bytes: batch_bytes(self),
             pending: Vec::new(),
             data: Vec::new(),
             filled: 0,
             offsets: vec![0],
             slots: Vec::new(),
         }
+    }
+}
+
+/// The bytes a batch of `engine`'s holds before it is hashed, where its
+/// blobs arrive one at a time (files, [`BlobHasher`](super::BlobHasher)).
+pub(super) fn batch_bytes(engine: &Engine) -> usize {
+    match (engine.backend(), engine.gpu_info()) {
+        (Backend::Cpu, _) | (_, None) => CPU_BATCH_BYTES,
+        _ => GPU_BATCH_BYTES,
     }
 }
 
