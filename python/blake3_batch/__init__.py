@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from typing import Any, Iterable, List, Optional, Union
 
-from ._native import Engine, PinnedBuffer, __version__, default_engine
+from ._native import DigestIterator, Engine, PinnedBuffer, __version__, default_engine
 
 __all__ = [
     "Engine",
@@ -21,6 +21,7 @@ __all__ = [
     "hash_arrow_u64",
     "hash_file",
     "hash_files",
+    "hash_iter",
     "hash_many",
     "hash_reader",
     "hash_records",
@@ -83,6 +84,25 @@ def hash_many(
     """Digests of a sequence of bytes-like objects, as a list of ``bytes``
     of ``length`` bytes each, in order."""
     return default_engine().hash_many(items, length=length, seek=seek, hex=hex, key=key, derive_key=derive_key)
+
+
+def hash_iter(
+    items: Iterable[Any],
+    *,
+    batch_size: int = 65536,
+    length: int = 32,
+    seek: int = 0,
+    hex: bool = False,
+    key: Optional[Key] = None,
+    derive_key: Optional[str] = None,
+) -> DigestIterator:
+    """Digests of an iterable of bytes-like objects (a generator, a
+    database cursor), yielded in order as each batch of ``batch_size``
+    items is hashed as by ``hash_many``: a stream of any length in one
+    batch's memory."""
+    return default_engine().hash_iter(
+        items, batch_size=batch_size, length=length, seek=seek, hex=hex, key=key, derive_key=derive_key
+    )
 
 
 def hash_file(

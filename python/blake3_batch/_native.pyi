@@ -46,6 +46,17 @@ class Engine:
         key: Optional[_Key] = None,
         derive_key: Optional[str] = None,
     ) -> Union[List[bytes], List[str]]: ...
+    def hash_iter(
+        self,
+        items: Iterable[Any],
+        *,
+        batch_size: int = 65536,
+        length: int = 32,
+        seek: int = 0,
+        hex: bool = False,
+        key: Optional[_Key] = None,
+        derive_key: Optional[str] = None,
+    ) -> "DigestIterator": ...
     def hash_file(
         self,
         path: Union[str, "os.PathLike[str]"],
@@ -94,6 +105,13 @@ class Engine:
     def closed(self) -> bool: ...
     def __enter__(self) -> "Engine": ...
     def __exit__(self, *args: Any) -> bool: ...
+
+class DigestIterator:
+    """What ``hash_iter`` returns: the outputs (``bytes``, or ``str`` with
+    ``hex=True``) of an iterable's items, hashed a batch at a time."""
+
+    def __iter__(self) -> "DigestIterator": ...
+    def __next__(self) -> Union[bytes, str]: ...
 
 class PinnedBuffer:
     """Bytes in pinned host memory of an engine's GPU (ordinary memory

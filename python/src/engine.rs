@@ -1,6 +1,7 @@
 //! `blake3_batch.Engine`: one engine (backend, threads) and the calls that
 //! hash Arrow columns, bytes objects and NumPy records with it.
 
+use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
 
@@ -10,7 +11,7 @@ use blake3_batch::{Backend, CpuBackend, Engine, Error, ErrorKind};
 use numpy::{PyArray1, PyArrayMethods, PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyByteArray, PyBytes, PyDict, PyList, PyString};
+use pyo3::types::{PyByteArray, PyBytes, PyDict, PyIterator, PyList, PyString};
 use pyo3_arrow::input::AnyArray;
 use pyo3_arrow::{PyArray, PyArrayReader, PyChunkedArray};
 
@@ -209,18 +210,61 @@ impl PyEngine {
                 type_name(items)
             )));
         }
-        let blobs = bytes_items(py, items)?;
-        let slices: Vec<&[u8]> = blobs.iter().map(|blob| blob.as_bytes()).collect();
-        let (length, seek) = (options.length, options.seek);
-        let mut outputs = output_buffer(slices.len(), length).map_err(to_py)?;
-        let mode = options.mode.as_mode();
-        py.detach(|| engine.hash_slices_xof_at_into(mode, &slices, length, seek, &mut outputs))
-            .map_err(to_py)?;
-        let outputs = outputs.chunks_exact(length);
-        match hex {
-            false => PyList::new(py, outputs.map(|output| PyBytes::new(py, output))),
-            true => PyList::new(py, outputs.map(hex_string)),
+        let blobs = bytes_items(py, items, "hash_many", 0)?;
+        hash_blobs(py, &engine, &blobs, &options, hex)
+    }
+
+    /// Digests of an iterable of bytes-like objects (a generator, a
+    /// database cursor, a stream too long for one list), as an iterator
+    /// that yields them in order: items are taken `batch_size` at a time
+    /// and each batch is hashed as by `hash_many`, so at most one batch is
+    /// held.
+    #[pyo3(signature = (items, *, batch_size = 65536, length = 32, seek = 0, hex = false, key = None, derive_key = None))]
+    // One Rust argument per Python keyword argument.
+    #[allow(clippy::too_many_arguments)]
+    fn hash_iter<'py>(
+        slf: &Bound<'py, Self>,
+        items: &Bound<'py, PyAny>,
+        batch_size: usize,
+        length: usize,
+        seek: i128,
+        hex: bool,
+        key: Option<&Bound<'py, PyAny>>,
+        derive_key: Option<&str>,
+    ) -> PyResult<DigestIterator> {
+        let options = Options::parse(key, derive_key, length, seek)?;
+        // Refused now, not at the first batch: a closed engine, a bad batch
+        // size, one bytes object rather than many.
+        slf.get().engine()?;
+        if batch_size == 0 {
+            return Err(PyValueError::new_err(
+                "batch_size=0: give the items hashed together, at least 1",
+            ));
         }
+        if items.is_instance_of::<PyBytes>()
+            || items.is_instance_of::<PyByteArray>()
+            || items.is_instance_of::<PyString>()
+        {
+            return Err(PyTypeError::new_err(format!(
+                "hash_iter takes an iterable of bytes-like objects, not one {}: wrap it in a list",
+                type_name(items)
+            )));
+        }
+        let iterator = items.try_iter().map_err(|_| {
+            PyTypeError::new_err(format!(
+                "hash_iter takes an iterable of bytes-like objects, not {}",
+                type_name(items)
+            ))
+        })?;
+        Ok(DigestIterator {
+            engine: slf.clone().unbind(),
+            items: iterator.unbind(),
+            options,
+            hex,
+            batch_size,
+            taken: 0,
+            ready: VecDeque::new(),
+        })
     }
 
     /// Digests of the rows of a C-contiguous 2-D `uint8` NumPy array of
@@ -531,16 +575,18 @@ fn addresses_overlap(a: &[u8], b: &[u8]) -> bool {
 fn bytes_items<'py>(
     py: Python<'py>,
     items: &Bound<'py, PyAny>,
+    call: &str,
+    first: usize,
 ) -> PyResult<Vec<Bound<'py, PyBytes>>> {
     let memoryview = py.import("builtins")?.getattr("memoryview")?;
     let mut blobs = Vec::with_capacity(items.len().unwrap_or(0));
     let iterator = items.try_iter().map_err(|_| {
         PyTypeError::new_err(format!(
-            "hash_many takes a sequence of bytes-like objects, not {}",
+            "{call} takes a sequence of bytes-like objects, not {}",
             type_name(items)
         ))
     })?;
-    for (index, item) in iterator.enumerate() {
+    for (index, item) in (first..).zip(iterator) {
         let item = item?;
         let blob = match item.cast_into::<PyBytes>() {
             Ok(bytes) => bytes,
@@ -548,7 +594,7 @@ fn bytes_items<'py>(
                 let item = error.into_inner();
                 let not_bytes_like = |_| {
                     PyTypeError::new_err(format!(
-                        "hash_many: item {index} is {}, not a bytes-like object{}",
+                        "{call}: item {index} is {}, not a bytes-like object{}",
                         type_name(&item),
                         if item.is_instance_of::<PyString>() {
                             " (encode strings first, e.g. s.encode())"
@@ -564,6 +610,75 @@ fn bytes_items<'py>(
         blobs.push(blob);
     }
     Ok(blobs)
+}
+
+/// The outputs of `blobs` as a list of `bytes` (of `str` with `hex`),
+/// hashed with the GIL released.
+fn hash_blobs<'py>(
+    py: Python<'py>,
+    engine: &Engine,
+    blobs: &[Bound<'py, PyBytes>],
+    options: &Options,
+    hex: bool,
+) -> PyResult<Bound<'py, PyList>> {
+    let slices: Vec<&[u8]> = blobs.iter().map(|blob| blob.as_bytes()).collect();
+    let (length, seek) = (options.length, options.seek);
+    let mut outputs = output_buffer(slices.len(), length).map_err(to_py)?;
+    let mode = options.mode.as_mode();
+    py.detach(|| engine.hash_slices_xof_at_into(mode, &slices, length, seek, &mut outputs))
+        .map_err(to_py)?;
+    let outputs = outputs.chunks_exact(length);
+    match hex {
+        false => PyList::new(py, outputs.map(|output| PyBytes::new(py, output))),
+        true => PyList::new(py, outputs.map(hex_string)),
+    }
+}
+
+/// What `Engine.hash_iter` returns: an iterator over the outputs of an
+/// iterable's items, hashed a batch at a time as they are needed.
+#[pyclass(name = "DigestIterator", module = "blake3_batch")]
+pub struct DigestIterator {
+    /// Looked up for each batch, so a closed engine stops the iteration.
+    engine: Py<PyEngine>,
+    items: Py<PyIterator>,
+    options: Options,
+    hex: bool,
+    batch_size: usize,
+    /// Items taken so far: where the next batch starts, for messages.
+    taken: usize,
+    /// The current batch's outputs not yet yielded.
+    ready: VecDeque<Py<PyAny>>,
+}
+
+#[pymethods]
+impl DigestIterator {
+    fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+
+    /// The next output: the next batch is taken and hashed when the last
+    /// one's outputs are all yielded. An item that is not bytes-like, or an
+    /// error of the iterable's own, is raised then; the batch's other
+    /// outputs are dropped.
+    fn __next__(&mut self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
+        if self.ready.is_empty() {
+            let batch = PyList::empty(py);
+            let items = self.items.bind(py).clone();
+            for item in items.take(self.batch_size) {
+                batch.append(item?)?;
+            }
+            if batch.is_empty() {
+                return Ok(None);
+            }
+            let first = self.taken;
+            self.taken += batch.len();
+            let engine = self.engine.get().engine()?;
+            let blobs = bytes_items(py, batch.as_any(), "hash_iter", first)?;
+            let outputs = hash_blobs(py, &engine, &blobs, &self.options, self.hex)?;
+            self.ready.extend(outputs.iter().map(Bound::unbind));
+        }
+        Ok(self.ready.pop_front())
+    }
 }
 
 /// Hashes every array of an Arrow column (an array, or a stream such as a

@@ -58,6 +58,7 @@ fn check_options(
 #[pymodule]
 fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<PyEngine>()?;
+    module.add_class::<engine::DigestIterator>()?;
     module.add_class::<pinned::PyPinnedBuffer>()?;
     module.add_function(wrap_pyfunction!(default_engine, module)?)?;
     module.add_function(wrap_pyfunction!(check_options, module)?)?;

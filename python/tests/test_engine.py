@@ -49,3 +49,38 @@ def test_a_column_of_only_nulls_stays_null():
     got = bb.hash_arrow(pa.array([None, None], type=pa.string()))
     assert got.null_count == 2 and got.to_pylist() == [None, None]
     assert bb.hash_arrow_u64(pa.array([None], type=pa.binary())).to_pylist() == [None]
+
+
+def test_hash_iter_yields_each_batch_as_its_items_are_needed():
+    rng = np.random.default_rng(11)
+    values = [rng.integers(0, 256, rng.integers(0, 3000), dtype=np.uint8).tobytes() for _ in range(1000)]
+    taken = []
+
+    def source():
+        for value in values:
+            taken.append(value)
+            # Every kind hash_many takes, not only bytes.
+            yield bytearray(value) if len(taken) % 3 == 0 else value
+
+    digests = bb.hash_iter(source(), batch_size=300)
+    assert len(taken) == 0  # nothing is read before the first output is asked for
+    first = next(digests)
+    assert first == blake3.blake3(values[0]).digest()
+    assert len(taken) == 300
+    rest = list(digests)
+    assert [first] + rest == [blake3.blake3(v).digest() for v in values]
+    assert list(digests) == []
+
+
+def test_hash_iter_takes_every_option_of_hash_many():
+    key = bytes(range(32))
+    values = [b"", b"a", b"x" * 1025, bytes(range(200))]
+    engine = bb.Engine(backend="cpu", threads=2)
+    cases = [
+        ({}, [blake3.blake3(v).digest() for v in values]),
+        ({"key": key, "length": 40, "seek": 7}, [blake3.blake3(v, key=key).digest(40, seek=7) for v in values]),
+        ({"derive_key": "ctx", "hex": True}, [blake3.blake3(v, derive_key_context="ctx").hexdigest() for v in values]),
+    ]
+    for options, want in cases:
+        assert list(engine.hash_iter(iter(values), batch_size=3, **options)) == want
+        assert list(engine.hash_iter(values, **options)) == engine.hash_many(values, **options)

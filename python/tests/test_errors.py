@@ -205,3 +205,35 @@ def test_an_engine_from_before_a_fork_is_refused_in_the_child_and_the_default_is
     os.close(write)
     _, code = os.waitpid(pid, 0)
     assert os.read(read, 100) == b"refused default ok"
+
+
+def test_hash_iter_refuses_bad_arguments_at_the_call_and_bad_items_at_their_batch():
+    with pytest.raises(ValueError, match="batch_size"):
+        bb.hash_iter([b"a"], batch_size=0)
+    with pytest.raises(ValueError, match="32 bytes"):
+        bb.hash_iter([b"a"], key=b"short")
+    with pytest.raises(TypeError, match="wrap it in a list"):
+        bb.hash_iter(b"abc")
+    with pytest.raises(TypeError, match="iterable"):
+        bb.hash_iter(42)
+    digests = bb.hash_iter(iter([b"a", b"b", "text", b"d"]), batch_size=2)
+    assert next(digests) == bb.hash_many([b"a"])[0]
+    assert next(digests) == bb.hash_many([b"b"])[0]
+    with pytest.raises(TypeError, match=r"hash_iter: item 2 is str.*encode"):
+        next(digests)
+
+    def failing():
+        yield b"a"
+        raise OSError("the cursor broke")
+
+    with pytest.raises(OSError, match="the cursor broke"):
+        list(bb.hash_iter(failing()))
+
+    engine = bb.Engine(backend="cpu", threads=1)
+    digests = engine.hash_iter(iter([b"a", b"b"]), batch_size=1)
+    assert next(digests) == bb.hash_many([b"a"])[0]
+    engine.close()
+    with pytest.raises(ValueError, match="closed"):
+        next(digests)
+    with pytest.raises(ValueError, match="closed"):
+        engine.hash_iter([b"a"])
