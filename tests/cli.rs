@@ -362,6 +362,15 @@ fn stdin_raw_and_the_key_on_stdin() {
     let out = run(b3batch().args(["hash", "--raw"]).arg(&file).arg(&file), b"");
     assert_eq!(out.status.code(), Some(1));
     assert!(out.stdout.is_empty());
+    // Records on stdin beside a key on stdin: refused before the key is
+    // read, so the refusal is about where the records come from.
+    let out = run(b3batch().args(["records", "--lines", "--keyed"]), b"");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("the records must come from a FILE"),
+        "{}",
+        text(&out.stderr)
+    );
 }
 
 #[cfg(unix)]

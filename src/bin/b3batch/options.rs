@@ -161,11 +161,6 @@ impl HashMode {
             HashMode::DeriveKey(context) => blake3::Hasher::new_derive_key(context),
         }
     }
-
-    /// Whether stdin is taken by the key.
-    pub fn reads_stdin(&self) -> bool {
-        matches!(self, HashMode::Keyed(_))
-    }
 }
 
 /// Why a subcommand stopped.

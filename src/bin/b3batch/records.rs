@@ -83,16 +83,17 @@ enum Layout {
 }
 
 pub fn run(args: &RecordsArgs, global: &GlobalArgs) -> Result<ExitCode, CliError> {
-    let mode = args.mode.resolve()?;
     let from_stdin = args
         .file
         .as_ref()
         .is_none_or(|file| file.as_os_str() == "-");
-    if mode.reads_stdin() && from_stdin {
+    // Checked before the key is read, so that nothing is taken from stdin.
+    if args.mode.keyed && from_stdin {
         return Err(CliError::Message(
             "--keyed reads the key from stdin, so the records must come from a FILE".to_owned(),
         ));
     }
+    let mode = args.mode.resolve()?;
     let layout = match (args.size, args.null) {
         (Some(0), _) => {
             return Err(CliError::Message(
