@@ -201,15 +201,7 @@ impl PyEngine {
     ) -> PyResult<Bound<'py, PyList>> {
         let options = Options::parse(key, derive_key, length, seek)?;
         let engine = self.engine()?;
-        if items.is_instance_of::<PyBytes>()
-            || items.is_instance_of::<PyByteArray>()
-            || items.is_instance_of::<PyString>()
-        {
-            return Err(PyTypeError::new_err(format!(
-                "hash_many takes a sequence of bytes-like objects, not one {}: wrap it in a list",
-                type_name(items)
-            )));
-        }
+        refuse_one_object(items, "hash_many takes a sequence")?;
         let blobs = bytes_items(py, items, "hash_many", 0)?;
         hash_blobs(py, &engine, &blobs, &options, hex)
     }
@@ -241,15 +233,7 @@ impl PyEngine {
                 "batch_size=0: give the items hashed together, at least 1",
             ));
         }
-        if items.is_instance_of::<PyBytes>()
-            || items.is_instance_of::<PyByteArray>()
-            || items.is_instance_of::<PyString>()
-        {
-            return Err(PyTypeError::new_err(format!(
-                "hash_iter takes an iterable of bytes-like objects, not one {}: wrap it in a list",
-                type_name(items)
-            )));
-        }
+        refuse_one_object(items, "hash_iter takes an iterable")?;
         let iterator = items.try_iter().map_err(|_| {
             PyTypeError::new_err(format!(
                 "hash_iter takes an iterable of bytes-like objects, not {}",
@@ -610,6 +594,22 @@ fn bytes_items<'py>(
         blobs.push(blob);
     }
     Ok(blobs)
+}
+
+/// A `TypeError` for one `bytes`, `bytearray` or `str` where a call (which
+/// `takes` names) takes many items: iterated, it would give bytes or
+/// characters, not blobs.
+fn refuse_one_object(items: &Bound<'_, PyAny>, takes: &str) -> PyResult<()> {
+    if items.is_instance_of::<PyBytes>()
+        || items.is_instance_of::<PyByteArray>()
+        || items.is_instance_of::<PyString>()
+    {
+        return Err(PyTypeError::new_err(format!(
+            "{takes} of bytes-like objects, not one {}: wrap it in a list",
+            type_name(items)
+        )));
+    }
+    Ok(())
 }
 
 /// The outputs of `blobs` as a list of `bytes` (of `str` with `hex`),
