@@ -202,7 +202,14 @@ impl PyEngine {
         let options = Options::parse(key, derive_key, length, seek)?;
         let engine = self.engine()?;
         refuse_one_object(items, "hash_many takes a sequence")?;
-        let blobs = bytes_items(py, items, "hash_many", 0)?;
+        let iterator = items.try_iter().map_err(|_| {
+            PyTypeError::new_err(format!(
+                "hash_many takes a sequence of bytes-like objects, not {}",
+                type_name(items)
+            ))
+        })?;
+        let count = items.len().unwrap_or(0);
+        let blobs = bytes_items(py, iterator, count, "hash_many", 0)?;
         hash_blobs(py, &engine, &blobs, &options, hex)
     }
 
@@ -554,23 +561,20 @@ fn addresses_overlap(a: &[u8], b: &[u8]) -> bool {
     !a.is_empty() && !b.is_empty() && a.start < b.end && b.start < a.end
 }
 
-/// The items of a sequence as `bytes`: `bytes` objects themselves, other
-/// bytes-like objects copied through `memoryview(item).tobytes()`.
+/// The items of an iterator as `bytes`: `bytes` objects themselves, other
+/// bytes-like objects copied through `memoryview(item).tobytes()`. `call`
+/// and `first` (the first item's index) name an item that is not
+/// bytes-like; `capacity` is how many items are expected.
 fn bytes_items<'py>(
     py: Python<'py>,
-    items: &Bound<'py, PyAny>,
+    items: impl Iterator<Item = PyResult<Bound<'py, PyAny>>>,
+    capacity: usize,
     call: &str,
     first: usize,
 ) -> PyResult<Vec<Bound<'py, PyBytes>>> {
     let memoryview = py.import("builtins")?.getattr("memoryview")?;
-    let mut blobs = Vec::with_capacity(items.len().unwrap_or(0));
-    let iterator = items.try_iter().map_err(|_| {
-        PyTypeError::new_err(format!(
-            "{call} takes a sequence of bytes-like objects, not {}",
-            type_name(items)
-        ))
-    })?;
-    for (index, item) in (first..).zip(iterator) {
+    let mut blobs = Vec::with_capacity(capacity);
+    for (index, item) in (first..).zip(items) {
         let item = item?;
         let blob = match item.cast_into::<PyBytes>() {
             Ok(bytes) => bytes,
@@ -634,6 +638,10 @@ fn hash_blobs<'py>(
     }
 }
 
+/// The most items a `DigestIterator` makes room for before it takes a
+/// batch: a stream may end well short of a large `batch_size`.
+const BATCH_CAPACITY: usize = 65536;
+
 /// What `Engine.hash_iter` returns: an iterator over the outputs of an
 /// iterable's items, hashed a batch at a time as they are needed.
 #[pyclass(name = "DigestIterator", module = "blake3_batch")]
@@ -662,18 +670,15 @@ impl DigestIterator {
     /// outputs are dropped.
     fn __next__(&mut self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
         if self.ready.is_empty() {
-            let batch = PyList::empty(py);
-            let items = self.items.bind(py).clone();
-            for item in items.take(self.batch_size) {
-                batch.append(item?)?;
-            }
-            if batch.is_empty() {
+            // Each item converted as it is taken, not gathered first.
+            let items = self.items.bind(py).clone().take(self.batch_size);
+            let capacity = self.batch_size.min(BATCH_CAPACITY);
+            let blobs = bytes_items(py, items, capacity, "hash_iter", self.taken)?;
+            if blobs.is_empty() {
                 return Ok(None);
             }
-            let first = self.taken;
-            self.taken += batch.len();
+            self.taken += blobs.len();
             let engine = self.engine.get().engine()?;
-            let blobs = bytes_items(py, batch.as_any(), "hash_iter", first)?;
             let outputs = hash_blobs(py, &engine, &blobs, &self.options, self.hex)?;
             self.ready.extend(outputs.iter().map(Bound::unbind));
         }

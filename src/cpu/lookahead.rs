@@ -97,8 +97,7 @@ impl<'a> L2Lookahead<'a> {
         if self.bytes.is_empty() {
             return;
         }
-        // An address difference: `blob` lies inside `bytes`.
-        let end = (blob.as_ptr_range().end as usize).wrapping_sub(self.bytes.as_ptr() as usize);
+        let end = self.end_of(blob);
         let until = end.saturating_add(L2_AHEAD_BYTES).min(self.bytes.len());
         self.target.set(end.saturating_add(KERNEL_AHEAD_BYTES));
         let hinted = self.hinted.get();
@@ -120,8 +119,14 @@ impl<'a> L2Lookahead<'a> {
         if self.bytes.is_empty() {
             return;
         }
-        let end = (blob.as_ptr_range().end as usize).wrapping_sub(self.bytes.as_ptr() as usize);
-        self.hinted.set(self.hinted.get().max(end));
+        self.hinted.set(self.hinted.get().max(self.end_of(blob)));
+    }
+
+    /// Where `blob`, one of the unit's blobs, ends in its bytes: an address
+    /// difference, as `blob` lies inside them.
+    #[inline(always)]
+    fn end_of(&self, blob: &[u8]) -> usize {
+        (blob.as_ptr_range().end as usize).wrapping_sub(self.bytes.as_ptr() as usize)
     }
 
     /// The next [`STREAM_WINDOW_BYTES`] not yet hinted, if they lie within

@@ -3,7 +3,7 @@
 //! whole batch. Each blob is copied into a packed batch, hashed once the
 //! batch is full; the digests come back in the order pushed.
 
-use super::files::{batch_bytes, CPU_BATCH_BYTES};
+use super::files::batch_bytes;
 use super::Engine;
 use crate::error::Error;
 use crate::mode::Mode;
@@ -56,7 +56,8 @@ pub struct BlobHasher<'e, T> {
     mode: Mode<'e>,
     /// A batch is hashed once it holds this many bytes.
     batch_bytes: usize,
-    /// The batch: the blobs pushed since the last, packed.
+    /// The batch: the blobs pushed since the last, packed (its capacity
+    /// kept from batch to batch).
     data: Vec<u8>,
     /// Where each blob of the batch starts, and where the last ends.
     offsets: Vec<u64>,
@@ -108,10 +109,6 @@ impl<T> BlobHasher<'_, T> {
         }
         if self.data.len() + blob.len() > self.batch_bytes {
             self.finish(emit)?;
-        }
-        if self.data.is_empty() {
-            // The first blob of a batch: room for a whole one, once.
-            self.data.reserve(self.batch_bytes.min(CPU_BATCH_BYTES));
         }
         self.data.extend_from_slice(blob);
         self.offsets.push(self.data.len() as u64);

@@ -34,7 +34,7 @@ const GPU_BATCH_BYTES: usize = 64 << 20;
 /// ...and this many on the CPU alone, where a batch read and then hashed
 /// while still in the cache ran 10% faster over files of a few MiB. (A
 /// small file larger than that is a batch of its own.)
-pub(super) const CPU_BATCH_BYTES: usize = 16 << 20;
+const CPU_BATCH_BYTES: usize = 16 << 20;
 /// ...or this many files.
 const BATCH_FILES: usize = 16 * 1024;
 
