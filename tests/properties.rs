@@ -603,11 +603,19 @@ fn blobs_at_whole_lane_groups_of_chunks() {
 /// 8 KiB records), whose trees are all one shape: packed or as records, a
 /// work unit cuts their chunks out of the bytes and hashes each tree level
 /// as one run of parent blocks, in slices of 1 MiB. Enough blobs for two
-/// slices, the second short of a lane group at every level, in every mode.
+/// slices, the second short of a lane group at every level (up to 8 KiB)
+/// or at the levels near the roots (16 and 32 KiB, more chunks a blob than
+/// AVX-512 has lanes), in every mode.
 #[test]
 fn regular_trees_in_slices() {
     let buffer = buffer();
-    for (len, count) in [(2048, 517), (4096, 261), (8192, 133)] {
+    for (len, count) in [
+        (2048, 517),
+        (4096, 261),
+        (8192, 133),
+        (16384, 69),
+        (32768, 37),
+    ] {
         let cuts: Vec<Cut> = (0..count)
             .map(|index| ((index * 37) % (BUFFER_LEN - len), len))
             .collect();

@@ -5,7 +5,7 @@
 use super::groups::{hash_back_to_back, prefetch_input, Binner, Job};
 use super::kernel::{GroupParams, LaneGroup, MAX_LANES};
 use super::prefetch::prefetch;
-use super::regular_trees::{hash_regular_trees, is_regular};
+use super::regular_trees::hash_regular_trees;
 use super::share::{share, share_checking};
 use super::subtrees::hash_in_subtrees;
 use super::tree::{hash_trees, TreeBlob, Trees};
@@ -210,11 +210,11 @@ fn hash_unit<S: BlobSource>(unit: &UnitParams, source: &S, start: usize, out: &m
     let mut binner = Binner::new(unit.kernel, params);
     if let Some((data, len)) = source.back_to_back(start, start + out.len()) {
         if len <= CHUNK_LEN {
-            hash_back_to_back(&mut binner, width, data, len, CHUNK_END | ROOT, out);
+            hash_back_to_back(&mut binner, width, data, len, CHUNK_END | ROOT, 1, out);
             binner.finish(out);
             return;
         }
-        if is_regular(len) && unit.kernel.uses_lane_tree(len) {
+        if unit.kernel.uses_regular_trees(len) {
             let words = unit.words;
             hash_regular_trees(unit.kernel, words.key, words.flags, data, len, out);
             return;

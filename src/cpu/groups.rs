@@ -13,12 +13,13 @@
 //! it.
 
 use super::kernel::{
-    AlignedPair, BackToBack, BlockInputs, GroupParams, LaneGroup, TailBlocks, MAX_LANES,
+    AlignedPair, BackToBack, BlockInputs, EqualChunks, GroupParams, LaneGroup, TailBlocks,
+    MAX_LANES,
 };
 use super::lookahead::L2Lookahead;
 use super::prefetch::prefetch;
 use super::Kernel;
-use crate::consts::{blocks_in_chunk, BLOCKS_PER_CHUNK, BLOCK_LEN};
+use crate::consts::{blocks_in_chunk, BLOCKS_PER_CHUNK, BLOCK_LEN, CHUNK_LEN};
 
 /// One piece of at most 1024 bytes to compress into one chaining value:
 /// a small blob, one chunk of a large blob, or a parent node.
@@ -223,18 +224,13 @@ impl<'a> Binner<'a> {
         self.hasher.hash_single_blocks(inputs, last_flags, dests);
     }
 
-    /// Hashes `inputs`, a whole number of groups of the widest width of one
-    /// length of more than a block and at most a chunk laid back to back,
-    /// into `dests`, one slot each in order, with `last_flags` on every lane.
-    pub(crate) fn hash_back_to_back_chunks(
-        &mut self,
-        inputs: BackToBack,
-        last_flags: u32,
-        dests: &mut [[u8; 32]],
-    ) {
+    /// Hashes `work`, a whole number of groups of the widest width of
+    /// inputs of one length of more than a block and at most a chunk laid
+    /// back to back, into `dests`, one slot each in order.
+    pub(crate) fn hash_back_to_back_chunks(&mut self, work: EqualChunks, dests: &mut [[u8; 32]]) {
         let hasher = &mut self.hasher;
         let (kernel, params) = (hasher.kernel, &hasher.params);
-        kernel.hash_equal_chunks(params, inputs, last_flags, &mut hasher.tails, dests);
+        kernel.hash_equal_chunks(params, work, &mut hasher.tails, dests);
     }
 
     /// Hashes the run of single-block groups held back, if any.
@@ -478,11 +474,12 @@ fn scatter(
     }
 }
 
-/// Hashes `out.len()` inputs of `len` bytes (at most a chunk, each its own
-/// chunk 0) laid back to back in `data` with `last_flags` on each, whole
-/// groups straight into their slots, the rest through `binner` (the caller
-/// finishes it). Single-chunk blobs take it, and so do the parent blocks of
-/// regular trees.
+/// Hashes `out.len()` inputs of `len` bytes (at most a chunk) laid back to
+/// back in `data` with `last_flags` on each, whole groups straight into
+/// their slots, the rest through `binner` (the caller finishes it). Each
+/// input is chunk `index % chunks_per_blob` of its blob (a power of two;
+/// only whole chunks make up more than one). Single-chunk blobs take it,
+/// and so do the chunks and parent blocks of regular trees.
 ///
 /// Each blob is cut out of `data` rather than looked up by index: on
 /// 64-byte packed blobs (AVX-512) the lookups, the check that a group's
@@ -493,8 +490,10 @@ pub(crate) fn hash_back_to_back<'a>(
     data: &'a [u8],
     len: usize,
     last_flags: u32,
+    chunks_per_blob: usize,
     out: &mut [[u8; 32]],
 ) {
+    debug_assert!(chunks_per_blob == 1 || len == CHUNK_LEN);
     let whole = out.len() / width * width;
     // One kernel call for every whole group; the kernel hints the bytes of
     // blobs of at most a block some way ahead, as one run.
@@ -506,12 +505,18 @@ pub(crate) fn hash_back_to_back<'a>(
     if len <= BLOCK_LEN {
         binner.hash_single_block_inputs(inputs, last_flags, &mut out[..whole]);
     } else {
-        binner.hash_back_to_back_chunks(inputs, last_flags, &mut out[..whole]);
+        let work = EqualChunks {
+            inputs,
+            last_flags,
+            chunks_per_blob,
+        };
+        binner.hash_back_to_back_chunks(work, &mut out[..whole]);
     }
+    let counter_mask = chunks_per_blob - 1;
     for dest in whole..out.len() {
         let job = Job {
             data: &data[dest * len..][..len],
-            counter: 0,
+            counter: (dest & counter_mask) as u64,
             last_flags,
             dest,
         };

@@ -478,8 +478,10 @@ impl<'a, I: BlockInputs<'a>> Work for SingleBlocks<I> {
 }
 
 /// Whole groups of inputs of one length of more than a block and at most a
-/// chunk, back to back, each its own chunk 0 with `last_flags`: packed blobs
-/// or records of one length, one output slot each in order
+/// chunk, back to back, with `last_flags`: packed blobs or records of one
+/// length, each its own chunk 0, or the whole chunks of blobs of a
+/// power-of-two number of chunks (`chunks_per_blob`), each with its index
+/// in its blob as counter; one output slot each in order
 /// ([`hash_equal_chunks`]).
 #[derive(Clone, Copy)]
 pub(crate) struct EqualChunks<'a> {
@@ -487,12 +489,15 @@ pub(crate) struct EqualChunks<'a> {
     pub inputs: BackToBack<'a>,
     /// Flags added to every lane's last block.
     pub last_flags: u32,
+    /// How many inputs make up one blob, a power of two: 1 for blobs of at
+    /// most a chunk, more for the chunks of regular trees.
+    pub chunks_per_blob: usize,
 }
 
 impl Work for EqualChunks<'_> {
     #[inline(always)]
     fn hash<V: Lanes>(self, params: &GroupParams, tails: &mut TailBlocks, out: &mut [[u8; 32]]) {
-        hash_equal_chunks::<V>(params, self.inputs, self.last_flags, tails, out);
+        hash_equal_chunks::<V>(params, self, tails, out);
     }
 }
 
@@ -991,10 +996,12 @@ const EQUAL_LENGTH_L2_STEPS_AHEAD: usize = 2;
 /// (five rounds) and 192 B 5.13/5.18 against 5.40/5.50.
 const BURST_L2_MAX_BLOCKS: usize = 4;
 
-/// Hashes `inputs` (whole groups, all of one length in `BLOCK_LEN + 1..=
-/// CHUNK_LEN`, counter 0) into `out`, one slot per input in order, with
-/// `last_flags` on every lane: two groups at a time where `V` pairs groups,
-/// the next step's inputs fetched while the current one compresses.
+/// Hashes `work.inputs` (whole groups, all of one length in `BLOCK_LEN +
+/// 1..=CHUNK_LEN`) into `out`, one slot per input in order, with
+/// `work.last_flags` on every lane and each input's index modulo
+/// `work.chunks_per_blob` as its counter: two groups at a time where `V`
+/// pairs groups, the next step's inputs fetched while the current one
+/// compresses.
 ///
 /// One call for the whole run, and no check of each group's block counts:
 /// hashed a group per call, 256-byte and 1 KiB blobs ran 2 to 12 % slower
@@ -1002,12 +1009,17 @@ const BURST_L2_MAX_BLOCKS: usize = 4;
 #[inline(always)]
 fn hash_equal_chunks<V: Lanes>(
     params: &GroupParams,
-    inputs: BackToBack,
-    last_flags: u32,
+    work: EqualChunks,
     tails: &mut TailBlocks,
     out: &mut [[u8; 32]],
 ) {
-    let BackToBack { data, len, count } = inputs;
+    let EqualChunks {
+        inputs: BackToBack { data, len, count },
+        last_flags,
+        chunks_per_blob,
+    } = work;
+    debug_assert!(chunks_per_blob.is_power_of_two());
+    let counter_mask = chunks_per_blob - 1;
     debug_assert!(len > BLOCK_LEN && len <= CHUNK_LEN);
     debug_assert!(count.is_multiple_of(V::WIDTH) && count == out.len());
     let blocks = blocks_in_chunk(len);
@@ -1031,6 +1043,16 @@ fn hash_equal_chunks<V: Lanes>(
         for (group, bytes) in groups.iter_mut().zip(bytes.chunks_exact(V::WIDTH * len)) {
             for (input, blob) in group.inputs.iter_mut().zip(bytes.chunks_exact(len)) {
                 *input = blob;
+            }
+        }
+        if counter_mask != 0 {
+            let first = index * step;
+            for (lane, counter) in groups
+                .iter_mut()
+                .flat_map(|g| &mut g.counters[..V::WIDTH])
+                .enumerate()
+            {
+                *counter = ((first + lane) & counter_mask) as u64;
             }
         }
         let next = run.get((index + 1) * step_bytes..).unwrap_or(&[]);

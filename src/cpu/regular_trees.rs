@@ -9,15 +9,15 @@
 //! tree ([`hash_trees`](super::tree::hash_trees)) instead sends every chunk
 //! and parent through the binner as a job of its own.
 
-use super::groups::{hash_back_to_back, prefetch_input, Binner, Job};
-use super::kernel::{GroupParams, LaneGroup, MAX_LANES};
+use super::groups::{hash_back_to_back, Binner};
+use super::kernel::GroupParams;
 use super::Kernel;
 use crate::consts::{BLOCK_LEN, CHUNK_END, CHUNK_LEN, CHUNK_START, PARENT, ROOT};
 
 /// Input bytes whose chunks are hashed before their parents, so the
 /// chaining values are still in cache for the levels above (the general
 /// lane tree's batch size, `TREE_BATCH_BYTES`, for the same reason).
-/// Whole slices of blobs up to 8 KiB hold a multiple of 16 blobs, so
+/// Whole slices of blobs up to 32 KiB hold a multiple of 16 blobs, so
 /// every level of a slice fills whole lane groups.
 const SLICE_BYTES: usize = 1024 * 1024;
 
@@ -86,7 +86,12 @@ pub(crate) fn hash_regular_trees(
 }
 
 /// Hashes the chunks of blobs of `chunks_per_blob` chunks each, back to
-/// back in `bytes`, into `nodes` (one chaining value per chunk, in order).
+/// back in `bytes`, into `nodes` (one chaining value per chunk, in order):
+/// a run of full chunks at a fixed stride, as 1 KiB blobs are, but each
+/// with its index in its blob as counter, so whole groups go through the
+/// same kernel path as equal-length blobs (paired groups, hints ahead).
+/// Hashed a group per call instead, unpaired, 4 KiB blobs ran a fifth
+/// slower on an Intel Xeon (AVX-512, one thread).
 fn hash_chunks(
     kernel: Kernel,
     params: GroupParams,
@@ -95,40 +100,16 @@ fn hash_chunks(
     nodes: &mut [[u8; 32]],
 ) {
     let width = kernel.widths()[0];
-    let whole = nodes.len() / width * width;
-    // A chunk's counter is its index in its blob; the count is a power of
-    // two (`is_regular`), so a mask rather than a division per lane.
-    debug_assert!(chunks_per_blob.is_power_of_two());
-    let counter_mask = chunks_per_blob - 1;
     let mut binner = Binner::new(kernel, params);
-    let mut group = LaneGroup {
-        last_flags: [CHUNK_END; MAX_LANES],
-        ..LaneGroup::default()
-    };
-    let groups = bytes[..whole * CHUNK_LEN].chunks_exact(width * CHUNK_LEN);
-    for (index, (group_bytes, slots)) in groups.zip(nodes.chunks_exact_mut(width)).enumerate() {
-        let first = index * width;
-        let chunks = group_bytes.chunks_exact(CHUNK_LEN);
-        for (lane, (input, chunk)) in group.inputs.iter_mut().zip(chunks).enumerate() {
-            *input = chunk;
-            group.counters[lane] = ((first + lane) & counter_mask) as u64;
-        }
-        // Start loading the next group while this one compresses.
-        let next = &bytes[(index + 1) * width * CHUNK_LEN..];
-        for chunk in next.chunks_exact(CHUNK_LEN).take(width) {
-            prefetch_input(chunk);
-        }
-        binner.hash_in_place(&group, slots);
-    }
-    for (index, chunk) in bytes.chunks_exact(CHUNK_LEN).enumerate().skip(whole) {
-        let job = Job {
-            data: chunk,
-            counter: (index & counter_mask) as u64,
-            last_flags: CHUNK_END,
-            dest: index,
-        };
-        binner.push(job, nodes);
-    }
+    hash_back_to_back(
+        &mut binner,
+        width,
+        bytes,
+        CHUNK_LEN,
+        CHUNK_END,
+        chunks_per_blob,
+        nodes,
+    );
     binner.finish(nodes);
 }
 
@@ -145,12 +126,21 @@ fn hash_pairs(
     let mut binner = Binner::new(kernel, params);
     let width = kernel.widths()[0];
     let blocks = children.as_flattened();
-    hash_back_to_back(&mut binner, width, blocks, BLOCK_LEN, last_flags, parents);
+    hash_back_to_back(
+        &mut binner,
+        width,
+        blocks,
+        BLOCK_LEN,
+        last_flags,
+        1,
+        parents,
+    );
     binner.finish(parents);
 }
 
 #[cfg(test)]
 mod tests {
+    use super::super::kernel::MAX_LANES;
     use super::*;
 
     #[test]
@@ -165,11 +155,11 @@ mod tests {
         }
     }
 
-    /// Slices of every regular length a lane tree takes are whole lane
+    /// Slices of every regular length the lanes take are whole lane
     /// groups at every level, so only a batch's last slice has a remainder.
     #[test]
     fn whole_slices_fill_whole_groups_at_every_level() {
-        for len in [2048, 4096, 8192] {
+        for len in [2048, 4096, 8192, 16384, 32768] {
             let blobs = SLICE_BYTES / len;
             assert!(blobs.is_multiple_of(MAX_LANES), "{len}");
         }
