@@ -214,8 +214,8 @@ impl Kernel {
 
     /// Whether a blob longer than one chunk goes through the lanes as chunks
     /// and parent nodes; if not, `blake3`, whose own SIMD hashes one big
-    /// input's chunks side by side, hashes it. Figures behind each choice
-    /// are in `README.md` ("Large blobs").
+    /// input's chunks side by side, hashes it (the figures behind each
+    /// choice are in the comments below).
     pub(crate) fn uses_lane_tree(self, len: usize) -> bool {
         let full_width = self.backend.lanes() * CHUNK_LEN;
         match self.backend {
