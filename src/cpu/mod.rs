@@ -246,10 +246,10 @@ impl Kernel {
     /// of such a run, a fixed stride apart, take the paired and hinted
     /// path of 1 KiB blobs. Measured on an Intel Xeon (AVX-512), one
     /// thread, 64 Ki blobs, lanes vs a `blake3::hash` loop on the same
-    /// instruction set (GB/s): AVX-512 16 KiB 5.46 vs 4.94, 32 KiB 5.57 vs
-    /// 4.99; AVX2 8 KiB 3.98 vs 3.15, 16 KiB 3.96 vs 3.27, 32 KiB 3.89 vs
-    /// 3.35; SSE4.1 4 KiB 1.97 vs 1.57, 32 KiB 1.89 vs 1.62. Longer blobs
-    /// were not measured.
+    /// instruction set in the same run (GB/s): AVX-512 16 KiB 5.78 vs 4.96,
+    /// 32 KiB 5.67 vs 5.16; AVX2 8 KiB 3.98 vs 3.15, 16 KiB 3.96 vs 3.27,
+    /// 32 KiB 3.89 vs 3.35; SSE4.1 4 KiB 1.97 vs 1.57, 32 KiB 1.89 vs 1.62.
+    /// Longer blobs were not measured.
     pub(crate) fn uses_regular_trees(self, len: usize) -> bool {
         regular_trees::is_regular(len)
             && (self.uses_lane_tree(len)

@@ -3,11 +3,11 @@
 //!
 //! Every chunk of such a run is a full 1 KiB at a fixed stride, and every
 //! tree level pairs neighbouring nodes with nothing carried up, so each
-//! level is a run of 64-byte parent blocks back to back. The chunks are cut
-//! out of the bytes a lane group at a time, and the parents go through the
-//! pipelined single-block path that 64-byte blobs take; the general lane
-//! tree ([`hash_trees`](super::tree::hash_trees)) instead sends every chunk
-//! and parent through the binner as a job of its own.
+//! level is a run of 64-byte parent blocks back to back. The chunks take
+//! the path of 1 KiB blobs laid back to back (with a counter per lane), and
+//! the parents the pipelined single-block path of 64-byte blobs; the
+//! general lane tree ([`hash_trees`](super::tree::hash_trees)) instead
+//! sends every chunk and parent through the binner as a job of its own.
 
 use super::groups::{hash_back_to_back, Binner};
 use super::kernel::GroupParams;
@@ -58,12 +58,15 @@ pub(crate) fn hash_regular_trees(
     let slices = data.chunks(blobs_per_slice * len);
     for (bytes, digests) in slices.zip(out.chunks_mut(blobs_per_slice)) {
         let count = digests.len() * chunks_per_blob;
-        hash_chunks(
+        let chunks = &mut nodes[..count];
+        hash_level(
             kernel,
             chunk_params,
             bytes,
+            CHUNK_LEN,
+            CHUNK_END,
             chunks_per_blob,
-            &mut nodes[..count],
+            chunks,
         );
         let mut level = count;
         let mut in_nodes = true;
@@ -74,30 +77,34 @@ pub(crate) fn hash_regular_trees(
             } else {
                 (&parents[..level], &mut nodes[..pairs])
             };
+            let blocks = children.as_flattened();
             if pairs == digests.len() {
-                hash_pairs(kernel, parent_params, children, ROOT, digests);
+                hash_level(kernel, parent_params, blocks, BLOCK_LEN, ROOT, 1, digests);
                 break;
             }
-            hash_pairs(kernel, parent_params, children, 0, next);
+            hash_level(kernel, parent_params, blocks, BLOCK_LEN, 0, 1, next);
             level = pairs;
             in_nodes = !in_nodes;
         }
     }
 }
 
-/// Hashes the chunks of blobs of `chunks_per_blob` chunks each, back to
-/// back in `bytes`, into `nodes` (one chaining value per chunk, in order):
-/// a run of full chunks at a fixed stride, as 1 KiB blobs are, but each
-/// with its index in its blob as counter, so whole groups go through the
-/// same kernel path as equal-length blobs (paired groups, hints ahead).
-/// Hashed a group per call instead, unpaired, 4 KiB blobs ran a fifth
-/// slower on an Intel Xeon (AVX-512, one thread).
-fn hash_chunks(
+/// Hashes one level of a slice's trees: the `out.len()` nodes of `len`
+/// bytes back to back in `bytes` (whole chunks, `chunks_per_blob` of them
+/// a blob, each with its index in its blob as counter; or parent blocks,
+/// `chunks_per_blob` 1) into `out`, one chaining value each in order, with
+/// `last_flags` on each. Both are runs at a fixed stride, so whole groups
+/// take the kernel path of equal-length blobs (paired groups, hints
+/// ahead): the chunks hashed a group per call instead, unpaired, ran
+/// 4 KiB blobs a fifth slower on an Intel Xeon (AVX-512, one thread).
+fn hash_level(
     kernel: Kernel,
     params: GroupParams,
     bytes: &[u8],
+    len: usize,
+    last_flags: u32,
     chunks_per_blob: usize,
-    nodes: &mut [[u8; 32]],
+    out: &mut [[u8; 32]],
 ) {
     let width = kernel.widths()[0];
     let mut binner = Binner::new(kernel, params);
@@ -105,37 +112,12 @@ fn hash_chunks(
         &mut binner,
         width,
         bytes,
-        CHUNK_LEN,
-        CHUNK_END,
-        chunks_per_blob,
-        nodes,
-    );
-    binner.finish(nodes);
-}
-
-/// Hashes the parent of each neighbouring pair of `children` into
-/// `parents` (half as many), with `last_flags` (`ROOT` for the top level).
-fn hash_pairs(
-    kernel: Kernel,
-    params: GroupParams,
-    children: &[[u8; 32]],
-    last_flags: u32,
-    parents: &mut [[u8; 32]],
-) {
-    debug_assert_eq!(children.len(), 2 * parents.len());
-    let mut binner = Binner::new(kernel, params);
-    let width = kernel.widths()[0];
-    let blocks = children.as_flattened();
-    hash_back_to_back(
-        &mut binner,
-        width,
-        blocks,
-        BLOCK_LEN,
+        len,
         last_flags,
-        1,
-        parents,
+        chunks_per_blob,
+        out,
     );
-    binner.finish(parents);
+    binner.finish(out);
 }
 
 #[cfg(test)]
