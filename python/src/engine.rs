@@ -201,13 +201,7 @@ impl PyEngine {
     ) -> PyResult<Bound<'py, PyList>> {
         let options = Options::parse(key, derive_key, length, seek)?;
         let engine = self.engine()?;
-        refuse_one_object(items, "hash_many takes a sequence")?;
-        let iterator = items.try_iter().map_err(|_| {
-            PyTypeError::new_err(format!(
-                "hash_many takes a sequence of bytes-like objects, not {}",
-                type_name(items)
-            ))
-        })?;
+        let iterator = blob_iterator(items, "hash_many takes a sequence")?;
         let count = items.len().unwrap_or(0);
         let blobs = bytes_items(py, iterator, count, "hash_many", 0)?;
         hash_blobs(py, &engine, &blobs, &options, hex)
@@ -240,13 +234,7 @@ impl PyEngine {
                 "batch_size=0: give the items hashed together, at least 1",
             ));
         }
-        refuse_one_object(items, "hash_iter takes an iterable")?;
-        let iterator = items.try_iter().map_err(|_| {
-            PyTypeError::new_err(format!(
-                "hash_iter takes an iterable of bytes-like objects, not {}",
-                type_name(items)
-            ))
-        })?;
+        let iterator = blob_iterator(items, "hash_iter takes an iterable")?;
         Ok(DigestIterator {
             engine: slf.clone().unbind(),
             items: iterator.unbind(),
@@ -600,10 +588,11 @@ fn bytes_items<'py>(
     Ok(blobs)
 }
 
-/// A `TypeError` for one `bytes`, `bytearray` or `str` where a call (which
-/// `takes` names) takes many items: iterated, it would give bytes or
+/// An iterator over `items`, the blobs of a call that takes many (which
+/// `takes` names), or a `TypeError` where `items` is not iterable or is
+/// one `bytes`, `bytearray` or `str`: iterated, that would give bytes or
 /// characters, not blobs.
-fn refuse_one_object(items: &Bound<'_, PyAny>, takes: &str) -> PyResult<()> {
+fn blob_iterator<'py>(items: &Bound<'py, PyAny>, takes: &str) -> PyResult<Bound<'py, PyIterator>> {
     if items.is_instance_of::<PyBytes>()
         || items.is_instance_of::<PyByteArray>()
         || items.is_instance_of::<PyString>()
@@ -613,7 +602,12 @@ fn refuse_one_object(items: &Bound<'_, PyAny>, takes: &str) -> PyResult<()> {
             type_name(items)
         )));
     }
-    Ok(())
+    items.try_iter().map_err(|_| {
+        PyTypeError::new_err(format!(
+            "{takes} of bytes-like objects, not {}",
+            type_name(items)
+        ))
+    })
 }
 
 /// The outputs of `blobs` as a list of `bytes` (of `str` with `hex`),

@@ -241,19 +241,20 @@ impl Kernel {
     /// Whether a run of blobs of `len` bytes laid back to back with regular
     /// trees ([`regular_trees::is_regular`]) goes through the lanes as a
     /// run of chunks and levels of parents; if not, each blob goes where
-    /// [`Kernel::uses_lane_tree`] sends it. Up to 32 KiB even where that
-    /// is a whole multiple of the lanes, `blake3`'s best shape: the chunks
-    /// of such a run, a fixed stride apart, take the paired and hinted
-    /// path of 1 KiB blobs. Measured on an Intel Xeon (AVX-512), one
+    /// [`Kernel::uses_lane_tree`] sends it. On every SIMD backend up to
+    /// 32 KiB (every regular length the lane tree takes, and more), even
+    /// where that is a whole multiple of the lanes, `blake3`'s best shape:
+    /// the chunks of such a run, a fixed stride apart, take the paired and
+    /// hinted path of 1 KiB blobs. Measured on an Intel Xeon (AVX-512), one
     /// thread, 64 Ki blobs, lanes vs a `blake3::hash` loop on the same
     /// instruction set in the same run (GB/s): AVX-512 16 KiB 5.78 vs 4.96,
     /// 32 KiB 5.67 vs 5.16; AVX2 8 KiB 3.98 vs 3.15, 16 KiB 3.96 vs 3.27,
     /// 32 KiB 3.89 vs 3.35; SSE4.1 4 KiB 1.97 vs 1.57, 32 KiB 1.89 vs 1.62.
     /// Longer blobs were not measured.
     pub(crate) fn uses_regular_trees(self, len: usize) -> bool {
-        regular_trees::is_regular(len)
-            && (self.uses_lane_tree(len)
-                || (self.backend != CpuBackend::Portable && len <= REGULAR_TREE_MAX_LEN))
+        self.backend != CpuBackend::Portable
+            && regular_trees::is_regular(len)
+            && len <= REGULAR_TREE_MAX_LEN
     }
 
     /// Hashes the first `width` lanes of `group` (`width` one of `widths()`)
