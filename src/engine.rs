@@ -24,6 +24,8 @@ mod blob_hasher;
 mod extended;
 mod files;
 mod input;
+#[cfg(any(unix, windows))]
+mod positional;
 mod stream;
 
 pub use blob_hasher::{BlobDigest, BlobHasher};

@@ -7,11 +7,11 @@
 mod common;
 
 use std::fs;
-use std::io::{self, Write};
+use std::io;
 use std::path::{Path, PathBuf};
 
 use blake3_batch::{Backend, Engine, Error, ErrorKind, FileDigest, Mode};
-use common::{gpu_engine, read_xof, reference, reference_xof, vector_input, xorshift};
+use common::{gpu_engine, read_xof, reference, reference_xof, xorshift};
 
 /// Files over this size are read in pieces (`src/engine/files.rs`)...
 const READ_PIECE: usize = 1 << 20;
@@ -300,6 +300,9 @@ fn files_that_cannot_be_hashed_get_their_error_among_the_others_digests() {
 #[cfg(unix)]
 #[test]
 fn a_fifo_is_streamed_to_its_end() {
+    use common::vector_input;
+    use std::io::Write;
+
     let dir = tempfile::tempdir().unwrap();
     let fifo = dir.path().join("fifo");
     let status = std::process::Command::new("mkfifo")

@@ -13,6 +13,8 @@ use std::fs::{File, Metadata};
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
+#[cfg(any(unix, windows))]
+use super::positional;
 use super::{Backend, Engine};
 use crate::blobs::Packed;
 use crate::error::{Error, ErrorKind};
@@ -452,12 +454,11 @@ impl Opened {
     /// After its pieces were read: fails if the file now holds more bytes
     /// than when opened, or changed length or time.
     fn ends_unchanged(&self) -> Result<(), Error> {
-        #[cfg(unix)]
+        #[cfg(any(unix, windows))]
         {
-            use std::os::unix::fs::FileExt;
             let mut byte = [0u8];
             loop {
-                match self.file.read_at(&mut byte, self.before.len()) {
+                match positional::read_at(&self.file, &mut byte, self.before.len()) {
                     Ok(0) => break,
                     Ok(_) => return Err(changed(&self.path)),
                     Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
@@ -470,7 +471,7 @@ impl Opened {
 }
 
 /// What one thread reads of a run of small files: a file whole, or (on
-/// unix, where a file is read at positions) a piece of a file over one
+/// Unix and Windows, where a file is read at positions) a piece of a file over one
 /// piece, as one thread copying from the page cache is slower than the
 /// hashing it feeds.
 enum Part<'a> {
@@ -478,7 +479,7 @@ enum Part<'a> {
         file: usize,
         place: &'a mut [u8],
     },
-    #[cfg(unix)]
+    #[cfg(any(unix, windows))]
     Piece {
         file: usize,
         at: u64,
@@ -489,7 +490,7 @@ enum Part<'a> {
 impl<'a> Part<'a> {
     /// The parts of file `file` of a run, read into `place`.
     fn cut(file: usize, place: &'a mut [u8], parts: &mut Vec<Part<'a>>) {
-        #[cfg(unix)]
+        #[cfg(any(unix, windows))]
         if in_pieces(place.len()) {
             let pieces = place.chunks_mut(READ_PIECE).enumerate();
             parts.extend(pieces.map(|(index, place)| Part::Piece {
@@ -506,11 +507,10 @@ impl<'a> Part<'a> {
     fn read(self, files: &[Opened]) -> (usize, Result<(), Error>) {
         match self {
             Part::Whole { file, place } => (file, read_small(&files[file], place)),
-            #[cfg(unix)]
+            #[cfg(any(unix, windows))]
             Part::Piece { file, at, place } => {
-                use std::os::unix::fs::FileExt;
                 let opened = &files[file];
-                let read = match opened.file.read_exact_at(place, at) {
+                let read = match positional::read_exact_at(&opened.file, place, at) {
                     Ok(()) => Ok(()),
                     Err(error) if error.kind() == io::ErrorKind::UnexpectedEof => {
                         Err(changed(&opened.path))
@@ -530,15 +530,16 @@ fn open(path: PathBuf, small_file: u64) -> Opening {
         Ok((file, metadata))
     });
     let (file, before) = match opened {
+        // Windows refuses to open a directory as a file ("access denied"):
+        // say what it is, as on Unix, where it opens and is seen below.
+        Err(error) if error.kind() == io::ErrorKind::PermissionDenied && path.is_dir() => {
+            return Opening::Failed(is_a_directory(&path));
+        }
         Err(error) => return Opening::Failed(io_error(&path, &error)),
         Ok(opened) => opened,
     };
     if before.is_dir() {
-        return Opening::Failed(file_error(
-            &path,
-            io::ErrorKind::IsADirectory,
-            "is a directory: give the paths of the files in it".to_owned(),
-        ));
+        return Opening::Failed(is_a_directory(&path));
     }
     // FIFOs, character devices and sockets have no length to trust: they
     // are streamed, like large files, never read whole.
@@ -550,10 +551,19 @@ fn open(path: PathBuf, small_file: u64) -> Opening {
     }
 }
 
+/// The error for a directory given as a file.
+fn is_a_directory(path: &Path) -> Error {
+    file_error(
+        path,
+        io::ErrorKind::IsADirectory,
+        "is a directory: give the paths of the files in it".to_owned(),
+    )
+}
+
 /// Whether a batched file of `len` bytes is read in pieces side by side
 /// (where files are read at positions) rather than by one thread.
 fn in_pieces(len: usize) -> bool {
-    cfg!(unix) && len > READ_PIECE
+    cfg!(any(unix, windows)) && len > READ_PIECE
 }
 
 /// Reads a small regular file into `place` (its length when opened), and

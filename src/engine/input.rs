@@ -4,18 +4,20 @@
 //! copying from the page cache is slower than the hashing it feeds.
 
 use std::io::{self, Read};
-#[cfg(unix)]
+#[cfg(any(unix, windows))]
 use std::{
     fs::File,
     sync::{Mutex, PoisonError},
 };
 
-#[cfg(unix)]
+#[cfg(any(unix, windows))]
+use super::positional;
+#[cfg(any(unix, windows))]
 use crate::cpu::batch::Threads;
 use crate::error::{Error, ErrorKind};
 
 /// Bytes of a file one thread reads at a time.
-#[cfg(unix)]
+#[cfg(any(unix, windows))]
 const FILE_PIECE: usize = 1 << 20;
 
 /// A stream's input, read window by window.
@@ -73,16 +75,20 @@ impl<R: Read> Input for ReaderInput<R> {
 /// A regular file of `len` bytes when opened, read from its start at
 /// positions, in pieces on `threads`. One that grows or shrinks while it
 /// is read is an error: its bytes could mix two versions.
-#[cfg(unix)]
+#[cfg(any(unix, windows))]
 pub(super) struct FileInput<'f> {
     file: &'f File,
     len: u64,
     /// Where the next window starts.
     at: u64,
     threads: Threads<'f>,
+    /// The caller's cursor, put back when this is dropped: Windows' reads
+    /// at a position move it.
+    #[cfg(windows)]
+    cursor: Option<u64>,
 }
 
-#[cfg(unix)]
+#[cfg(any(unix, windows))]
 impl<'f> FileInput<'f> {
     pub(super) fn new(file: &'f File, len: u64, threads: Threads<'f>) -> Self {
         FileInput {
@@ -90,20 +96,20 @@ impl<'f> FileInput<'f> {
             len,
             at: 0,
             threads,
+            #[cfg(windows)]
+            cursor: io::Seek::stream_position(&mut &*file).ok(),
         }
     }
 
     /// Reads `buffer` from `self.at` on, in pieces on the threads.
     fn read_at(&self, buffer: &mut [u8]) -> Result<(), Error> {
-        use std::os::unix::fs::FileExt;
-
         let failure = Mutex::new(None);
         let pieces: Vec<(u64, &mut [u8])> = (self.at..)
             .step_by(FILE_PIECE)
             .zip(buffer.chunks_mut(FILE_PIECE))
             .collect();
         self.threads.for_each(pieces, |(at, piece)| {
-            if let Err(error) = self.file.read_exact_at(piece, at) {
+            if let Err(error) = positional::read_exact_at(self.file, piece, at) {
                 let mut failure = failure.lock().unwrap_or_else(PoisonError::into_inner);
                 failure.get_or_insert(error);
             }
@@ -119,11 +125,9 @@ impl<'f> FileInput<'f> {
 
     /// Fails if the file now holds more than `len` bytes.
     fn check_no_more(&self) -> Result<(), Error> {
-        use std::os::unix::fs::FileExt;
-
         let mut byte = [0u8];
         loop {
-            return match self.file.read_at(&mut byte, self.len) {
+            return match positional::read_at(self.file, &mut byte, self.len) {
                 Ok(0) => Ok(()),
                 Ok(_) => Err(read_error(self.len, CHANGED.to_owned())),
                 Err(error) if error.kind() == io::ErrorKind::Interrupted => continue,
@@ -133,7 +137,17 @@ impl<'f> FileInput<'f> {
     }
 }
 
-#[cfg(unix)]
+#[cfg(windows)]
+impl Drop for FileInput<'_> {
+    fn drop(&mut self) {
+        if let Some(cursor) = self.cursor {
+            // Best effort: the cursor was found, so it can be sought to.
+            let _ = io::Seek::seek(&mut &*self.file, io::SeekFrom::Start(cursor));
+        }
+    }
+}
+
+#[cfg(any(unix, windows))]
 impl Input for FileInput<'_> {
     fn first_window(&mut self, len: usize) -> Result<Vec<u8>, Error> {
         let take = self.len.min(len as u64) as usize;
@@ -168,7 +182,7 @@ impl Input for FileInput<'_> {
 }
 
 /// The reason given for a file whose length changed while it was read.
-#[cfg(unix)]
+#[cfg(any(unix, windows))]
 const CHANGED: &str =
     "the file changed length while it was read; hash it again once it is complete";
 
@@ -176,7 +190,7 @@ fn read_error(bytes: u64, reason: String) -> Error {
     ErrorKind::Read { bytes, reason }.into()
 }
 
-#[cfg(all(test, unix))]
+#[cfg(all(test, any(unix, windows)))]
 mod tests {
     use super::*;
     use std::io::Write;

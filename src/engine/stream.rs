@@ -15,7 +15,7 @@
 use std::fs::File;
 use std::io::Read;
 
-#[cfg(unix)]
+#[cfg(any(unix, windows))]
 use super::input::FileInput;
 use super::input::{Input, ReaderInput};
 use super::{Backend, Engine};
@@ -96,8 +96,9 @@ impl Engine {
     /// its cursor, as [`hash_reader`](Self::hash_reader) gives it, with
     /// each window of a regular file read at its position on the engine's
     /// threads, in pieces of 1 MiB: one thread copying from the page cache
-    /// is slower than the hashing it feeds. Other files (pipes, devices)
-    /// and platforms other than Unix are read in turn, from the cursor on.
+    /// is slower than the hashing it feeds. The cursor is left where it was.
+    /// Other files (pipes, devices), and every file on platforms other than
+    /// Unix and Windows, are read in turn, from the cursor on.
     ///
     /// Fails with [`ErrorKind::Read`](crate::ErrorKind::Read) where a read fails, or where the
     /// file's length changes while it is read (its bytes could mix two
@@ -115,7 +116,7 @@ impl Engine {
     /// # Ok::<(), blake3_batch::Error>(())
     /// ```
     pub fn hash_file(&self, mode: Mode, file: &File) -> Result<[u8; 32], Error> {
-        #[cfg(unix)]
+        #[cfg(any(unix, windows))]
         if let Some(mut input) = self.regular_file_input(file) {
             return self.hash_input(mode, &mut input);
         }
@@ -153,7 +154,7 @@ impl Engine {
     /// [`hash_reader_xof`](Self::hash_reader_xof) for a file's contents,
     /// read as [`hash_file`](Self::hash_file) reads them.
     pub fn hash_file_xof(&self, mode: Mode, file: &File) -> Result<blake3::OutputReader, Error> {
-        #[cfg(unix)]
+        #[cfg(any(unix, windows))]
         if let Some(mut input) = self.regular_file_input(file) {
             return self.hash_input_xof(mode, &mut input);
         }
@@ -162,7 +163,7 @@ impl Engine {
 
     /// A regular file's input, read at positions on the engine's threads;
     /// `None` for other files.
-    #[cfg(unix)]
+    #[cfg(any(unix, windows))]
     fn regular_file_input<'f>(&'f self, file: &'f File) -> Option<FileInput<'f>> {
         let metadata = file.metadata().ok()?;
         let threads = self.cpu_threads();
