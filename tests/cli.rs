@@ -977,13 +977,18 @@ fn bad_flags_get_usage_and_info_reports_the_machine() {
     assert_eq!(out.status.code(), Some(2), "a layout is required");
     let out = run(b3batch().args(["hash", "--check", "--tag"]), b"");
     assert_eq!(out.status.code(), Some(2));
-    let out = run(b3batch().args(["hash", "--threads", "0", "x"]), b"");
+    let out = run(b3batch().args(["hash", "--threads", "1,2", "-"]), b"");
     assert_eq!(out.status.code(), Some(1));
     assert!(
-        text(&out.stderr).contains("threads"),
+        text(&out.stderr).contains("a list is for `bench`"),
         "{}",
         text(&out.stderr)
     );
+    // b3sum's `--num-threads 0` asks for the default.
+    let out = run(b3batch().args(["--num-threads", "0", "hash", "-"]), b"abc");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let want = format!("{}  -\n", blake3::hash(b"abc").to_hex());
+    assert_eq!(text(&out.stdout), want);
 
     let out = run(b3batch().arg("info"), b"");
     assert!(out.status.success(), "{}", text(&out.stderr));

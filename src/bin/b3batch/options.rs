@@ -14,9 +14,9 @@ pub struct GlobalArgs {
     /// Where hashing runs.
     #[arg(long, global = true, value_enum, default_value_t = BackendArg::Auto)]
     pub backend: BackendArg,
-    /// Threads for the CPU path (default: one per core); `bench` takes a
-    /// list to compare (`--threads 1,2,4`). `--num-threads` is b3sum's
-    /// name for it.
+    /// Threads for the CPU path (default, or 0: one per core); `bench`
+    /// takes a list to compare (`--threads 1,2,4`). `--num-threads` is
+    /// b3sum's name for it.
     #[arg(
         long,
         global = true,
@@ -63,7 +63,8 @@ impl GlobalArgs {
             BackendArg::Gpu => Backend::Gpu,
         });
         match self.threads.as_slice() {
-            [] => {}
+            // 0 is b3sum's way of asking for the default.
+            [] | [0] => {}
             [threads] => builder = builder.threads(*threads),
             _ => {
                 return Err(CliError::Message(

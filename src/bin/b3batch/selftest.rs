@@ -165,7 +165,12 @@ fn backend_flag(global: &GlobalArgs) -> &'static str {
 fn targets(global: &GlobalArgs) -> Result<Vec<Target>, CliError> {
     let mut engines = Vec::new();
     if global.backend != BackendArg::Gpu {
-        let wide = global.threads.first().copied();
+        // 0 asks for the default, as everywhere.
+        let wide = global
+            .threads
+            .first()
+            .copied()
+            .filter(|&threads| threads != 0);
         for cpu in CpuBackend::supported() {
             for threads in [Some(1), wide] {
                 let mut builder = Engine::builder().backend(Backend::Cpu).cpu_backend(cpu);

@@ -63,7 +63,7 @@ pub struct BenchArgs {
 
 /// Thread counts 1, 2, 4, … and every core.
 fn default_threads() -> Vec<usize> {
-    let cores = std::thread::available_parallelism().map_or(1, |cores| cores.get());
+    let cores = cores();
     let mut threads: Vec<usize> = std::iter::successors(Some(1usize), |&n| Some(n * 2))
         .take_while(|&n| n < cores)
         .collect();
@@ -71,14 +71,21 @@ fn default_threads() -> Vec<usize> {
     threads
 }
 
+fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |cores| cores.get())
+}
+
 /// The columns `--backend` asks for: `auto` compares everything, `cpu`
 /// leaves out the GPU and Auto, `gpu` compares the GPU with the baselines.
 fn contestants(global: &GlobalArgs) -> Result<(Vec<Contestant>, Option<Engine>), String> {
     let mut list = Vec::new();
-    let threads = if global.threads.is_empty() {
-        default_threads()
-    } else {
-        global.threads.clone()
+    let threads = match global.threads.as_slice() {
+        [] | [0] => default_threads(),
+        // A 0 in a list is a column on every core, as the default's last.
+        list => list
+            .iter()
+            .map(|&n| if n == 0 { cores() } else { n })
+            .collect(),
     };
     // The GPU and Auto pack and hash on as many threads as the widest CPU
     // column, each with a pool of its own as that column has, so the forced
