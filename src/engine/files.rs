@@ -471,9 +471,9 @@ impl Opened {
 }
 
 /// What one thread reads of a run of small files: a file whole, or (on
-/// Unix and Windows, where a file is read at positions) a piece of a file over one
-/// piece, as one thread copying from the page cache is slower than the
-/// hashing it feeds.
+/// Unix and Windows, where a file is read at positions) a piece of a file
+/// over one piece, as one thread copying from the page cache is slower
+/// than the hashing it feeds.
 enum Part<'a> {
     Whole {
         file: usize,

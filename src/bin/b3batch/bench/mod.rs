@@ -71,6 +71,7 @@ fn default_threads() -> Vec<usize> {
     threads
 }
 
+/// This machine's logical cores.
 fn cores() -> usize {
     std::thread::available_parallelism().map_or(1, |cores| cores.get())
 }
