@@ -55,6 +55,15 @@ impl GlobalArgs {
         }
     }
 
+    /// `--threads` as asked: empty for the default, which a lone 0 asks
+    /// for too (b3sum's way).
+    pub fn threads_asked(&self) -> &[usize] {
+        match self.threads.as_slice() {
+            [0] => &[],
+            list => list,
+        }
+    }
+
     /// The engine these options ask for.
     pub fn engine(&self) -> Result<Engine, CliError> {
         let mut builder = self.builder(match self.backend {
@@ -62,9 +71,8 @@ impl GlobalArgs {
             BackendArg::Cpu => Backend::Cpu,
             BackendArg::Gpu => Backend::Gpu,
         });
-        match self.threads.as_slice() {
-            // 0 is b3sum's way of asking for the default.
-            [] | [0] => {}
+        match self.threads_asked() {
+            [] => {}
             [threads] => builder = builder.threads(*threads),
             _ => {
                 return Err(CliError::Message(

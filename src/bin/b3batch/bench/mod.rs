@@ -80,8 +80,8 @@ fn cores() -> usize {
 /// leaves out the GPU and Auto, `gpu` compares the GPU with the baselines.
 fn contestants(global: &GlobalArgs) -> Result<(Vec<Contestant>, Option<Engine>), String> {
     let mut list = Vec::new();
-    let threads = match global.threads.as_slice() {
-        [] | [0] => default_threads(),
+    let threads = match global.threads_asked() {
+        [] => default_threads(),
         // A 0 in a list is a column on every core, as the default's last.
         list => list
             .iter()
@@ -172,7 +172,7 @@ pub fn run(args: &BenchArgs, global: &GlobalArgs) -> Result<(), String> {
     let gpu_info = gpu.as_ref().and_then(|gpu| gpu.gpu_info().cloned());
     let machine = Machine {
         cpu_model: cpu_model(),
-        cores: std::thread::available_parallelism().map_or(1, |cores| cores.get()),
+        cores: cores(),
         cpu_backend: detected.cpu_backend().to_string(),
         lanes: detected.lanes(),
         adapter: gpu_info.as_ref().map(|info| info.to_string()),
