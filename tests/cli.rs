@@ -48,6 +48,15 @@ fn text(bytes: &[u8]) -> &str {
     std::str::from_utf8(bytes).expect("utf-8 output")
 }
 
+/// A path as b3sum prints it (unescaped): on Windows with `/` for `\`.
+fn printed(path: &Path) -> String {
+    let name = path.to_string_lossy();
+    match cfg!(windows) {
+        true => name.replace('\\', "/"),
+        false => name.into_owned(),
+    }
+}
+
 fn hex(digest: &[u8; 32]) -> String {
     blake3::Hash::from(*digest).to_hex().to_string()
 }
@@ -168,10 +177,9 @@ fn hash_length_gives_prefixes_and_extended_output() {
     for length in [16, 32, 200] {
         let len = length.to_string();
         let out = run(b3batch().args(["hash", "--tag", "-l", &len]).arg(&big), b"");
-        let name = big.to_string_lossy();
         assert_eq!(
             text(&out.stdout),
-            format!("BLAKE3 ({name}) = {}\n", hex(&xof(length)))
+            format!("BLAKE3 ({}) = {}\n", printed(&big), hex(&xof(length)))
         );
         let out = run(b3batch().args(["hash", "--raw", "-l", &len]), &input);
         assert_eq!(out.stdout, xof(length), "--raw --length {length}");
@@ -417,6 +425,61 @@ fn names_with_backslashes_and_newlines_are_escaped_like_b3sum() {
     );
 }
 
+/// On Windows, as b3sum there: wildcards the shell passed on are
+/// expanded (quoted ones are not), names are printed with `/` for `\\`, and
+/// a check line whose name holds a `\\` is refused.
+#[cfg(windows)]
+#[test]
+fn windows_wildcards_and_separators_as_b3sum() {
+    use std::os::windows::process::CommandExt;
+
+    let dir = tempfile::tempdir().unwrap();
+    fs::create_dir(dir.path().join("sub")).unwrap();
+    let vectors = vectors();
+    let mut lines = Vec::new();
+    for (name, case) in ["x1", "x2", "y"].into_iter().zip(&vectors.cases[3..]) {
+        fs::write(
+            dir.path().join("sub").join(name),
+            vector_input(case.input_len),
+        )
+        .unwrap();
+        lines.push(format!("{}  sub/{name}\n", hex(&case.hash)));
+    }
+    let hash = |args: &[&str], raw: Option<&str>| {
+        let mut command = b3batch();
+        command.current_dir(dir.path()).args(args);
+        if let Some(raw) = raw {
+            command.raw_arg(raw);
+        }
+        run(command, b"")
+    };
+
+    // The pattern is expanded in name order, with the directory part.
+    let out = hash(&["hash", "sub\\x*"], None);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), lines[..2].concat());
+    let out = hash(&["hash", "-r", "sub"], None);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), lines.concat());
+    // Quoted, it is a name, and no file has it.
+    let out = hash(&["hash"], Some("\"sub\\x*\""));
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty(), "{}", text(&out.stdout));
+    assert!(text(&out.stderr).contains("x*"), "{}", text(&out.stderr));
+
+    // The `/` lines check back; a `\\` in a name is refused, as b3sum does.
+    let sums = lines.concat() + &lines[0].replace("sub/", "sub\\");
+    fs::write(dir.path().join("sums"), sums).unwrap();
+    let out = hash(&["hash", "--check", "sums"], None);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(text(&out.stdout), "sub/x1: OK\nsub/x2: OK\nsub/y: OK\n");
+    assert!(
+        text(&out.stderr).contains("Backslash in path"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
 #[test]
 fn check_round_trips_success_a_changed_file_and_a_missing_file() {
     let files = vector_files();
@@ -559,9 +622,11 @@ fn many_small_files_hash_in_order() {
 #[test]
 fn files_from_a_list_hash_in_order() {
     let dir = tempfile::tempdir().unwrap();
-    // Names with a space, a CR inside (not before the separator) and a
-    // lone `-`, which is a file, not stdin.
-    let names = ["a b", "c\rd", "-", "e", "f"];
+    // Names with a space, a CR inside (not before the separator; Windows
+    // allows no control character, so a `;` there) and a lone `-`, which
+    // is a file, not stdin.
+    let odd = if cfg!(windows) { "c;d" } else { "c\rd" };
+    let names = ["a b", odd, "-", "e", "f"];
     let mut line = std::collections::HashMap::new();
     for (i, name) in names.iter().enumerate() {
         let content = vector_input(700 * i + 1);
@@ -576,7 +641,7 @@ fn files_from_a_list_hash_in_order() {
         line.insert(*name, printed);
     }
     let want = |order: &[&str]| -> String { order.iter().map(|name| line[name].clone()).collect() };
-    let listed = ["a b", "c\rd", "-", "missing", "e"];
+    let listed = ["a b", odd, "-", "missing", "e"];
 
     let by_lines: String = listed.iter().map(|name| format!("{name}\n")).collect();
     let nul: String = listed.iter().map(|name| format!("{name}\0")).collect();
@@ -611,7 +676,7 @@ fn files_from_a_list_hash_in_order() {
         );
         assert_eq!(
             text(&out.stdout),
-            want(&["f", "a b", "c\rd", "-", "e"]),
+            want(&["f", "a b", odd, "-", "e"]),
             "{args:?}"
         );
     }
@@ -949,7 +1014,6 @@ fn a_large_input_streams_in_bounded_memory() {
         .all(|chunk| chunk == &stdout[..256 * 32]));
 }
 
-#[cfg(unix)]
 #[test]
 fn a_closed_stdout_ends_quietly() {
     let mut child = spawn_piped(b3batch().args(["records", "--size", "1"]));

@@ -47,7 +47,9 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    // On Windows the shell passes `*.txt` as it is: expand it as a Unix
+    // shell would (b3sum does the same). Elsewhere the arguments as given.
+    let cli = Cli::parse_from(wild::args_os());
     let result = match &cli.command {
         Command::Hash(args) => hash::run(args, &cli.global),
         Command::Records(args) => records::run(args, &cli.global),
