@@ -24,12 +24,17 @@ mod blob_hasher;
 mod extended;
 mod files;
 mod input;
+mod output;
 #[cfg(any(unix, windows))]
 mod positional;
 mod stream;
 
 pub use blob_hasher::{BlobDigest, BlobHasher};
-pub use files::{FileDigest, FileHasher, FileOutput};
+pub use files::{FileDigest, FileHasher};
+/// The name [`HasherOutput`] had while only [`FileHasher`] took it.
+#[doc(hidden)]
+pub use output::HasherOutput as FileOutput;
+pub use output::HasherOutput;
 
 /// Offsets from which a packed batch on several CPU threads is checked by
 /// those threads ([`crate::offsets::SharedCheck`]) rather than by the caller

@@ -38,6 +38,7 @@ pub use blobs::Offset;
 pub use cpu::{CpuBackend, CPU_BACKEND_ENV};
 pub use engine::{
     Backend, BlobDigest, BlobHasher, Engine, EngineBuilder, FileDigest, FileHasher, FileOutput,
+    HasherOutput,
 };
 pub use error::{Error, ErrorKind};
 pub use gpu::{gpu_adapters, GpuDeviceType, GpuInfo, GpuTimings, GpuUpload};

@@ -1,12 +1,15 @@
 //! `Engine::blob_hasher`: blobs pushed one at a time from a buffer the
 //! caller reuses, against `blake3` in every mode on every CPU backend and
 //! the GPU; digests in the order pushed, long blobs in their turn; the
-//! batch's limits on bytes and blobs; a caller whose `emit` fails.
+//! batch's limits on bytes and blobs; a caller whose `emit` fails; each
+//! blob's extended output.
 
 mod common;
 
 use blake3_batch::{Backend, BlobDigest, Engine, Mode};
-use common::{all_engines, reference, vector_input, xorshift};
+use common::{
+    all_engines, read_xof, reference, reference_xof, reference_xof_at, vector_input, xorshift,
+};
 
 /// Blobs of at least this many bytes are hashed on their own
 /// (`src/engine/blob_hasher.rs`)...
@@ -145,4 +148,47 @@ fn a_failing_emit_stops_the_call_and_the_hasher_goes_on() {
     let first = *blake3::hash(&[0u8; 100]).as_bytes();
     assert_eq!(seen[0], (0, first));
     assert_eq!(later, vec![(9, *blake3::hash(b"after").as_bytes())]);
+}
+
+/// `blob_hasher_xof`: each blob's extended output, from its start and from
+/// a seek past its first block, in the order pushed, on every engine; a
+/// long blob in its turn.
+#[test]
+fn extended_output_comes_back_in_order_on_every_engine() {
+    let mut random = xorshift(0x0f0f);
+    let mut blobs: Vec<Vec<u8>> = (0..500)
+        .map(|_| vector_input((random() % 3000) as usize))
+        .collect();
+    blobs.insert(100, vector_input(DIRECT_BLOB + 1));
+    blobs.insert(101, Vec::new());
+    for (name, engine) in all_engines() {
+        for mode in modes() {
+            let mut hasher = engine.blob_hasher_xof(mode);
+            let mut emitted = Vec::new();
+            let mut emit =
+                |index: usize, output: Result<blake3::OutputReader, blake3_batch::Error>| {
+                    emitted.push((index, output?));
+                    Ok::<(), blake3_batch::Error>(())
+                };
+            let mut buffer = Vec::new();
+            for (index, blob) in blobs.iter().enumerate() {
+                buffer.clear();
+                buffer.extend_from_slice(blob);
+                hasher.push(&buffer, index, &mut emit).unwrap();
+                buffer.fill(0xff);
+            }
+            hasher.finish(&mut emit).unwrap();
+            assert_eq!(emitted.len(), blobs.len(), "{name} {mode:?}");
+            for (position, (index, mut output)) in emitted.into_iter().enumerate() {
+                assert_eq!(index, position, "{name} {mode:?}: out of order");
+                let blob = &blobs[index];
+                let what = format!("{name} {mode:?}: blob {index} of {} bytes", blob.len());
+                let start = read_xof(output.clone(), 100);
+                assert_eq!(start, reference_xof(mode, blob, 100), "{what}");
+                output.set_position(1000);
+                let seeked = read_xof(output, 72);
+                assert_eq!(seeked, reference_xof_at(mode, blob, 72, 1000), "{what}");
+            }
+        }
+    }
 }

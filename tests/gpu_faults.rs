@@ -273,6 +273,44 @@ fn a_fault_in_a_batch_of_files_is_each_files_error_and_auto_redoes_it() {
 }
 
 #[test]
+fn a_fault_in_a_blob_hashers_batch_is_each_blobs_error() {
+    let _alone = one_at_a_time();
+    if gpu_engine(None).is_none() {
+        return;
+    }
+    let contents = blobs(300, 13);
+    let engine = builder(Backend::Gpu)
+        .gpu_fault(fault(GpuFaultStage::Map, 1))
+        .build()
+        .unwrap();
+    let mut hasher = engine.blob_hasher(Mode::Hash);
+    // The faulted batch, then the next, from the same hasher.
+    for faulted in [true, false] {
+        let mut emitted = Vec::new();
+        let mut emit = |index: usize, digest: blake3_batch::BlobDigest| {
+            emitted.push((index, digest));
+            Ok::<(), ()>(())
+        };
+        for (index, content) in contents.iter().enumerate() {
+            hasher.push(content, index, &mut emit).unwrap();
+        }
+        hasher.finish(&mut emit).unwrap();
+        let tokens: Vec<usize> = emitted.iter().map(|(index, _)| *index).collect();
+        assert_eq!(tokens, (0..contents.len()).collect::<Vec<_>>());
+        if faulted {
+            for (_, digest) in &emitted {
+                let error = digest.as_ref().expect_err("the fault strikes the batch");
+                assert_names_its_stage(error, GpuFaultStage::Map, STAGES[1].1);
+            }
+        } else {
+            for (index, digest) in emitted {
+                assert_eq!(digest, Ok(*blake3::hash(&contents[index]).as_bytes()));
+            }
+        }
+    }
+}
+
+#[test]
 fn auto_redoes_a_faulted_gpu_batch_on_the_cpu_exactly() {
     let _alone = one_at_a_time();
     if gpu_engine(None).is_none() {

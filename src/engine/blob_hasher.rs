@@ -1,9 +1,12 @@
 //! Blobs pushed one at a time ([`BlobHasher`]): records from a database
 //! cursor, an iterator or a network stream, where the caller never holds a
 //! whole batch. Each blob is copied into a packed batch, hashed once the
-//! batch is full; the digests come back in the order pushed.
+//! batch is full; the digests come back in the order pushed. Extended
+//! output ([`Engine::blob_hasher_xof`]) takes the same path, an
+//! `OutputReader` per blob.
 
 use super::files::batch_bytes;
+use super::output::HasherOutput;
 use super::Engine;
 use crate::error::Error;
 use crate::mode::Mode;
@@ -22,7 +25,8 @@ const BATCH_BLOBS: usize = 64 * 1024;
 pub type BlobDigest = Result<[u8; 32], Error>;
 
 /// Hashes blobs pushed one at a time, in batches, and hands each blob's
-/// digest with its token to an `emit` callback, in the order pushed
+/// digest (or, from [`Engine::blob_hasher_xof`], its extended output)
+/// with its token to an `emit` callback, in the order pushed
 /// ([`Engine::blob_hasher`]). It holds at most one batch (16 MiB, or
 /// 64 MiB where a GPU may take it, and 64 Ki blobs): each blob is copied
 /// into it, so the caller's buffer can be reused as soon as `push` returns.
@@ -51,7 +55,7 @@ pub type BlobDigest = Result<[u8; 32], Error>;
 /// assert_eq!(rows[7], (7, *blake3::hash(b"row 7").as_bytes()));
 /// # Ok::<(), blake3_batch::Error>(())
 /// ```
-pub struct BlobHasher<'e, T> {
+pub struct BlobHasher<'e, T, D: HasherOutput = [u8; 32]> {
     engine: &'e Engine,
     mode: Mode<'e>,
     /// A batch is hashed once it holds this many bytes.
@@ -63,8 +67,8 @@ pub struct BlobHasher<'e, T> {
     offsets: Vec<u64>,
     /// Each blob's token, in order.
     tokens: Vec<T>,
-    /// Where a batch's digests go, kept between batches.
-    digests: Vec<[u8; 32]>,
+    /// Where a batch's outputs go, kept between batches.
+    outputs: Vec<D>,
 }
 
 impl Engine {
@@ -74,6 +78,45 @@ impl Engine {
     /// bit-identical to [`hash_packed_into`](Self::hash_packed_into)'s of
     /// the same blobs, on the backend this engine runs.
     pub fn blob_hasher<'e, T>(&'e self, mode: Mode<'e>) -> BlobHasher<'e, T> {
+        self.new_blob_hasher(mode)
+    }
+
+    /// A [`BlobHasher`] that gives each blob's extended output, an
+    /// [`OutputReader`](blake3::OutputReader) to read any number of bytes
+    /// from, whose first 32 are its digest. Blobs are batched as
+    /// [`blob_hasher`](Self::blob_hasher) batches them, then hashed by
+    /// `blake3` on the CPU's threads (not in SIMD lanes) whatever the
+    /// backend, as [`hash_files_xof`](Self::hash_files_xof) hashes files.
+    ///
+    /// ```
+    /// use blake3_batch::{Engine, Mode};
+    ///
+    /// let engine = Engine::builder().build()?;
+    /// let mut hasher = engine.blob_hasher_xof(Mode::Hash);
+    /// let mut keys = Vec::new();
+    /// let mut emit = |id: u64, output: Result<blake3::OutputReader, blake3_batch::Error>| {
+    ///     let mut key = [0u8; 64];
+    ///     output?.fill(&mut key);
+    ///     keys.push((id, key));
+    ///     Ok::<(), blake3_batch::Error>(())
+    /// };
+    /// for id in 0..100u64 {
+    ///     hasher.push(format!("row {id}").as_bytes(), id, &mut emit)?;
+    /// }
+    /// hasher.finish(&mut emit)?;
+    /// let mut want = [0u8; 64];
+    /// blake3::Hasher::new().update(b"row 7").finalize_xof().fill(&mut want);
+    /// assert_eq!(keys[7], (7, want));
+    /// # Ok::<(), blake3_batch::Error>(())
+    /// ```
+    pub fn blob_hasher_xof<'e, T>(
+        &'e self,
+        mode: Mode<'e>,
+    ) -> BlobHasher<'e, T, blake3::OutputReader> {
+        self.new_blob_hasher(mode)
+    }
+
+    fn new_blob_hasher<'e, T, D: HasherOutput>(&'e self, mode: Mode<'e>) -> BlobHasher<'e, T, D> {
         BlobHasher {
             engine: self,
             mode,
@@ -81,12 +124,12 @@ impl Engine {
             data: Vec::new(),
             offsets: vec![0],
             tokens: Vec::new(),
-            digests: Vec::new(),
+            outputs: Vec::new(),
         }
     }
 }
 
-impl<T> BlobHasher<'_, T> {
+impl<T, D: HasherOutput> BlobHasher<'_, T, D> {
     /// Adds a copy of `blob`. Its digest, and those of the blobs before
     /// it, come through `emit` once its batch is hashed: in this call if
     /// it fills the batch, else in a later one or in
@@ -95,17 +138,15 @@ impl<T> BlobHasher<'_, T> {
         &mut self,
         blob: &[u8],
         token: T,
-        emit: &mut impl FnMut(T, BlobDigest) -> Result<(), E>,
+        emit: &mut impl FnMut(T, Result<D, Error>) -> Result<(), E>,
     ) -> Result<(), E> {
         if blob.len() >= DIRECT_BLOB {
             // In its turn: the batch before it first.
             self.finish(emit)?;
-            let mut digest = [[0u8; 32]];
-            let hashed = (self
-                .engine
-                .hash_slices_into(self.mode, &[blob], &mut digest))
-            .map(|()| digest[0]);
-            return emit(token, hashed);
+            let offsets = [0, blob.len() as u64];
+            let hashed =
+                D::hash_batch_into(self.engine, self.mode, blob, &offsets, &mut self.outputs);
+            return emit(token, hashed.map(|()| self.outputs[0].clone()));
         }
         if self.data.len() + blob.len() > self.batch_bytes {
             self.finish(emit)?;
@@ -123,20 +164,28 @@ impl<T> BlobHasher<'_, T> {
     /// can then take more blobs.
     pub fn finish<E>(
         &mut self,
-        emit: &mut impl FnMut(T, BlobDigest) -> Result<(), E>,
+        emit: &mut impl FnMut(T, Result<D, Error>) -> Result<(), E>,
     ) -> Result<(), E> {
         if self.tokens.is_empty() {
             return Ok(());
         }
-        self.digests.clear();
-        self.digests.resize(self.tokens.len(), [0; 32]);
-        let hashed =
-            (self.engine).hash_packed_into(self.mode, &self.data, &self.offsets, &mut self.digests);
+        let (engine, mode) = (self.engine, self.mode);
+        let hashed = D::hash_batch_into(engine, mode, &self.data, &self.offsets, &mut self.outputs);
         self.data.clear();
         self.offsets.truncate(1);
-        let tokens = std::mem::take(&mut self.tokens);
-        for (token, digest) in tokens.into_iter().zip(&self.digests) {
-            emit(token, hashed.clone().map(|()| *digest))?;
+        // Every token gets its output or the error, whatever `outputs`
+        // holds after a failure.
+        match hashed {
+            Ok(()) => {
+                for (token, output) in self.tokens.drain(..).zip(self.outputs.drain(..)) {
+                    emit(token, Ok(output))?;
+                }
+            }
+            Err(error) => {
+                for token in self.tokens.drain(..) {
+                    emit(token, Err(error.clone()))?;
+                }
+            }
         }
         Ok(())
     }

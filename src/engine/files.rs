@@ -13,10 +13,10 @@ use std::fs::{File, Metadata};
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
+use super::output::HasherOutput;
 #[cfg(any(unix, windows))]
 use super::positional;
 use super::{Backend, Engine};
-use crate::blobs::Packed;
 use crate::error::{Error, ErrorKind};
 use crate::mode::Mode;
 
@@ -44,63 +44,6 @@ const BATCH_FILES: usize = 16 * 1024;
 /// be opened or read, or is a directory), [`ErrorKind::FileChanged`], or
 /// the engine's own error where hashing failed.
 pub type FileDigest = Result<[u8; 32], Error>;
-
-/// What a [`FileHasher`] gives for each file: its 32-byte digest
-/// (`[u8; 32]`, from [`Engine::file_hasher`]), or its extended output, a
-/// [`blake3::OutputReader`] to read any number of bytes from
-/// ([`Engine::file_hasher_xof`]). Implemented by those two types only.
-pub trait FileOutput: Clone + Send + sealed::Sealed {
-    /// The outputs of the packed blobs `data` cut at `offsets` (checked
-    /// by the caller, at least two).
-    #[doc(hidden)]
-    fn hash_batch(
-        engine: &Engine,
-        mode: Mode,
-        data: &[u8],
-        offsets: &[u64],
-    ) -> Result<Vec<Self>, Error>;
-    /// The output of a file's contents, streamed.
-    #[doc(hidden)]
-    fn hash_file(engine: &Engine, mode: Mode, file: &File) -> Result<Self, Error>;
-}
-
-mod sealed {
-    pub trait Sealed {}
-    impl Sealed for [u8; 32] {}
-    impl Sealed for blake3::OutputReader {}
-}
-
-impl FileOutput for [u8; 32] {
-    fn hash_batch(
-        engine: &Engine,
-        mode: Mode,
-        data: &[u8],
-        offsets: &[u64],
-    ) -> Result<Vec<Self>, Error> {
-        let mut digests = vec![[0u8; 32]; offsets.len() - 1];
-        engine.hash_packed_into(mode, data, offsets, &mut digests)?;
-        Ok(digests)
-    }
-
-    fn hash_file(engine: &Engine, mode: Mode, file: &File) -> Result<Self, Error> {
-        engine.hash_file(mode, file)
-    }
-}
-
-impl FileOutput for blake3::OutputReader {
-    fn hash_batch(
-        engine: &Engine,
-        mode: Mode,
-        data: &[u8],
-        offsets: &[u64],
-    ) -> Result<Vec<Self>, Error> {
-        Ok(engine.output_readers(mode, &Packed::new(data, offsets)?))
-    }
-
-    fn hash_file(engine: &Engine, mode: Mode, file: &File) -> Result<Self, Error> {
-        engine.hash_file_xof(mode, file)
-    }
-}
 
 impl Engine {
     /// The digests of the files at `paths` in `mode`, one result per path
@@ -151,7 +94,7 @@ impl Engine {
         self.collect_files(self.file_hasher_xof(mode), paths)
     }
 
-    fn collect_files<D: FileOutput, P: AsRef<Path>>(
+    fn collect_files<D: HasherOutput, P: AsRef<Path>>(
         &self,
         mut files: FileHasher<'_, (), D>,
         paths: impl IntoIterator<Item = P>,
@@ -184,7 +127,7 @@ impl Engine {
         self.new_file_hasher(mode)
     }
 
-    fn new_file_hasher<'e, T, D: FileOutput>(&'e self, mode: Mode<'e>) -> FileHasher<'e, T, D> {
+    fn new_file_hasher<'e, T, D: HasherOutput>(&'e self, mode: Mode<'e>) -> FileHasher<'e, T, D> {
         FileHasher {
             engine: self,
             mode,
@@ -237,7 +180,7 @@ pub(super) fn batch_bytes(engine: &Engine) -> usize {
 /// # std::fs::remove_dir_all(&dir).unwrap();
 /// # Ok::<(), blake3_batch::Error>(())
 /// ```
-pub struct FileHasher<'e, T, D: FileOutput = [u8; 32]> {
+pub struct FileHasher<'e, T, D: HasherOutput = [u8; 32]> {
     engine: &'e Engine,
     mode: Mode<'e>,
     /// A batch is hashed once it holds this many bytes.
@@ -270,7 +213,7 @@ enum Opening {
     Failed(Error),
 }
 
-impl<T, D: FileOutput> FileHasher<'_, T, D> {
+impl<T, D: HasherOutput> FileHasher<'_, T, D> {
     /// Adds the file at `path`. Files are opened in groups, so its digest,
     /// and those of the files before it, may come in a later call.
     pub fn push<E>(
@@ -391,11 +334,12 @@ impl<T, D: FileOutput> FileHasher<'_, T, D> {
         &mut self,
         emit: &mut impl FnMut(T, Result<D, Error>) -> Result<(), E>,
     ) -> Result<(), E> {
+        let mut outputs = Vec::new();
         let hashed = match self.offsets.len() {
-            1 => Ok(Vec::new()),
+            1 => Ok(()),
             _ => {
                 let data = &self.data[..self.filled];
-                D::hash_batch(self.engine, self.mode, data, &self.offsets)
+                D::hash_batch_into(self.engine, self.mode, data, &self.offsets, &mut outputs)
             }
         };
         self.filled = 0;
@@ -403,7 +347,7 @@ impl<T, D: FileOutput> FileHasher<'_, T, D> {
         for slot in self.slots.drain(..) {
             match slot {
                 Slot::Batched(token, blob) => {
-                    let output = hashed.as_ref().map(|outputs| outputs[blob].clone());
+                    let output = hashed.as_ref().map(|()| outputs[blob].clone());
                     emit(token, output.map_err(Error::clone))?
                 }
                 Slot::Done(token, digest) => emit(token, digest)?,
