@@ -6,7 +6,7 @@
 
 mod common;
 
-use blake3_batch::{Backend, BlobDigest, Engine, Mode};
+use blake3_batch::{Backend, BlobDigest, BlobHasher, Engine, Error, HasherOutput, Mode};
 use common::{
     all_engines, read_xof, reference, reference_xof, reference_xof_at, vector_input, xorshift,
 };
@@ -29,14 +29,16 @@ fn modes() -> [Mode<'static>; 3] {
     ]
 }
 
-/// Pushes every blob of `blobs` through one reused buffer, which is
-/// overwritten after each push, and returns what was emitted.
-fn push_all(engine: &Engine, mode: Mode, blobs: &[Vec<u8>]) -> Vec<(usize, [u8; 32])> {
-    let mut hasher = engine.blob_hasher(mode);
+/// Pushes every blob of `blobs` into `hasher` through one reused buffer,
+/// which is overwritten after each push, and returns what was emitted.
+fn push_all<D: HasherOutput>(
+    mut hasher: BlobHasher<'_, usize, D>,
+    blobs: &[Vec<u8>],
+) -> Vec<(usize, D)> {
     let mut emitted = Vec::new();
-    let mut emit = |index: usize, digest: BlobDigest| {
-        emitted.push((index, digest?));
-        Ok::<(), blake3_batch::Error>(())
+    let mut emit = |index: usize, output: Result<D, Error>| {
+        emitted.push((index, output?));
+        Ok::<(), Error>(())
     };
     let mut buffer = Vec::new();
     for (index, blob) in blobs.iter().enumerate() {
@@ -68,7 +70,7 @@ fn pushed_blobs_come_back_in_order_on_every_engine() {
         blobs.insert(count / 2, vector_input(DIRECT_BLOB + 1));
         blobs.insert(count / 2 + 1, Vec::new());
         for mode in modes() {
-            let emitted = push_all(engine, mode, &blobs);
+            let emitted = push_all(engine.blob_hasher(mode), &blobs);
             assert_eq!(emitted.len(), blobs.len(), "{name} {mode:?}");
             for (position, (index, digest)) in emitted.iter().enumerate() {
                 assert_eq!(*index, position, "{name} {mode:?}: out of order");
@@ -163,21 +165,7 @@ fn extended_output_comes_back_in_order_on_every_engine() {
     blobs.insert(101, Vec::new());
     for (name, engine) in all_engines() {
         for mode in modes() {
-            let mut hasher = engine.blob_hasher_xof(mode);
-            let mut emitted = Vec::new();
-            let mut emit =
-                |index: usize, output: Result<blake3::OutputReader, blake3_batch::Error>| {
-                    emitted.push((index, output?));
-                    Ok::<(), blake3_batch::Error>(())
-                };
-            let mut buffer = Vec::new();
-            for (index, blob) in blobs.iter().enumerate() {
-                buffer.clear();
-                buffer.extend_from_slice(blob);
-                hasher.push(&buffer, index, &mut emit).unwrap();
-                buffer.fill(0xff);
-            }
-            hasher.finish(&mut emit).unwrap();
+            let emitted = push_all(engine.blob_hasher_xof(mode), &blobs);
             assert_eq!(emitted.len(), blobs.len(), "{name} {mode:?}");
             for (position, (index, mut output)) in emitted.into_iter().enumerate() {
                 assert_eq!(index, position, "{name} {mode:?}: out of order");
