@@ -169,8 +169,13 @@ impl<T, D: HasherOutput> BlobHasher<'_, T, D> {
         if self.tokens.is_empty() {
             return Ok(());
         }
-        let (engine, mode) = (self.engine, self.mode);
-        let hashed = D::hash_batch_into(engine, mode, &self.data, &self.offsets, &mut self.outputs);
+        let hashed = D::hash_batch_into(
+            self.engine,
+            self.mode,
+            &self.data,
+            &self.offsets,
+            &mut self.outputs,
+        );
         self.data.clear();
         self.offsets.truncate(1);
         // Every token gets its output or the error, whatever `outputs`
