@@ -426,8 +426,8 @@ fn names_with_backslashes_and_newlines_are_escaped_like_b3sum() {
 }
 
 /// On Windows, as b3sum there: wildcards the shell passed on are
-/// expanded (quoted ones are not), names are printed with `/` for `\\`, and
-/// a check line whose name holds a `\\` is refused.
+/// expanded (quoted ones are not), names are printed with `/` for `\`, and
+/// a check line whose name holds a `\` is refused.
 #[cfg(windows)]
 #[test]
 fn windows_wildcards_and_separators_as_b3sum() {
@@ -467,7 +467,7 @@ fn windows_wildcards_and_separators_as_b3sum() {
     assert!(out.stdout.is_empty(), "{}", text(&out.stdout));
     assert!(text(&out.stderr).contains("x*"), "{}", text(&out.stderr));
 
-    // The `/` lines check back; a `\\` in a name is refused, as b3sum does.
+    // The `/` lines check back; a `\` in a name is refused, as b3sum does.
     let sums = lines.concat() + &lines[0].replace("sub/", "sub\\");
     fs::write(dir.path().join("sums"), sums).unwrap();
     let out = hash(&["hash", "--check", "sums"], None);

@@ -137,6 +137,7 @@ impl Engine {
             filled: 0,
             offsets: vec![0],
             slots: Vec::new(),
+            outputs: Vec::new(),
         }
     }
 }
@@ -195,6 +196,8 @@ pub struct FileHasher<'e, T, D: HasherOutput = [u8; 32]> {
     offsets: Vec<u64>,
     /// Every file taken since the last batch, in order.
     slots: Vec<Slot<T, D>>,
+    /// Where a batch's outputs go, kept between batches.
+    outputs: Vec<D>,
 }
 
 enum Slot<T, D> {
@@ -334,12 +337,17 @@ impl<T, D: HasherOutput> FileHasher<'_, T, D> {
         &mut self,
         emit: &mut impl FnMut(T, Result<D, Error>) -> Result<(), E>,
     ) -> Result<(), E> {
-        let mut outputs = Vec::new();
         let hashed = match self.offsets.len() {
             1 => Ok(()),
             _ => {
                 let data = &self.data[..self.filled];
-                D::hash_batch_into(self.engine, self.mode, data, &self.offsets, &mut outputs)
+                D::hash_batch_into(
+                    self.engine,
+                    self.mode,
+                    data,
+                    &self.offsets,
+                    &mut self.outputs,
+                )
             }
         };
         self.filled = 0;
@@ -347,7 +355,7 @@ impl<T, D: HasherOutput> FileHasher<'_, T, D> {
         for slot in self.slots.drain(..) {
             match slot {
                 Slot::Batched(token, blob) => {
-                    let output = hashed.as_ref().map(|()| outputs[blob].clone());
+                    let output = hashed.as_ref().map(|()| self.outputs[blob].clone());
                     emit(token, output.map_err(Error::clone))?
                 }
                 Slot::Done(token, digest) => emit(token, digest)?,
