@@ -1,10 +1,12 @@
 """Throughput of blake3_batch against hashing row by row in Python, on the same
 generated column, in one run: GB/s of values and the speedup over a blake3-py
 loop; then extended output (length=64) against blake3-py's digest(64); then
-hex digests (hex=True) against hexdigest() and .hex() loops; then files of a
+hex digests (hex=True) against hexdigest() and .hex() loops; then rows of
+numbers (token-id lists, embeddings) against the same bytes as a binary
+column and a blake3-py loop over each row's bytes; then files of a
 directory, by hash_files against reading and hashing each in a Python loop.
 Usage: python bench.py [--megabytes 64] [--sizes 64,1024,mixed]
-[--backend gpu] [--xof 64] [--no-hex] [--files 20000]"""
+[--backend gpu] [--xof 64] [--no-hex] [--no-numbers] [--files 20000]"""
 
 from __future__ import annotations
 
@@ -60,6 +62,7 @@ def main():
     parser.add_argument("--files", type=int, default=20000, help="files of 100..8000 bytes for the files table (0: none)")
     parser.add_argument("--xof", type=int, default=64, help="output length for the extended-output table (0: none)")
     parser.add_argument("--no-hex", dest="hex", action="store_false", help="leave out the hex-digest table")
+    parser.add_argument("--no-numbers", dest="numbers", action="store_false", help="leave out the rows-of-numbers table")
     parser.add_argument("--backend", choices=["auto", "cpu", "gpu"], help="an engine of its own (default: the shared one)")
     args = parser.parse_args()
     try:
@@ -110,6 +113,8 @@ def main():
         xof_table(engine, args, rng, blake3)
     if blake3 is not None and args.hex:
         hex_table(engine, args, rng, blake3)
+    if blake3 is not None and args.numbers:
+        numbers_table(engine, args, rng, blake3)
     if args.files:
         files_table(engine, args.files, args.repeat, args.xof, rng, blake3)
 
@@ -153,6 +158,52 @@ def hex_table(engine, args, rng, blake3):
         loop = rates[names[2]]
         cells = [f"{rates[name]:.2f} ({rates[name] / loop:.1f}x)".rjust(22) for name in names]
         print(str(size).ljust(10) + "".join(cells))
+
+
+def numbers_table(engine, args, rng, blake3):
+    """Rows of numbers: list<int32> token ids (256 a row, or 16..=256) and
+    fixed_size_list<float32, 384> embeddings by hash_arrow, and the
+    embeddings as a NumPy (n, 384) float32 array by hash_records, against
+    hash_arrow over the same bytes as a large_binary column and a blake3-py
+    loop over each row's bytes (sliced from the values by the offsets)."""
+    names = ["hash_arrow", "as large_binary", "blake3-py loop"]
+    print("\nrows of numbers: GB/s of values (speedup over the blake3-py loop)")
+    print("values".ljust(24) + "".join(name.rjust(22) for name in names))
+    total_values = (args.megabytes << 20) // 4
+    counts = {
+        "list<int32> 256": np.full(total_values // 256, 256),
+        "list<int32> 16..=256": rng.integers(16, 257, total_values // 136),
+        "fixed_size_list<f32,384>": np.full(total_values // 384, 384),
+    }
+    for name, row_counts in counts.items():
+        offsets = np.zeros(len(row_counts) + 1, dtype=np.int64)
+        np.cumsum(row_counts, out=offsets[1:])
+        flat = rng.integers(0, 50_000, int(offsets[-1]), dtype=np.int32)
+        if name.startswith("fixed"):
+            flat = flat.view(np.float32)
+            values = pa.FixedSizeListArray.from_arrays(pa.array(flat), 384)
+        else:
+            values = pa.ListArray.from_arrays(pa.array(offsets.astype(np.int32)), pa.array(flat))
+        byte_offsets = offsets * 4
+        binary = pa.Array.from_buffers(
+            pa.large_binary(), len(row_counts), [None, pa.py_buffer(byte_offsets), pa.py_buffer(flat)]
+        )
+        rows = list(zip(offsets[:-1].tolist(), offsets[1:].tolist()))
+        runs = {
+            names[0]: lambda: engine.hash_arrow(values),
+            names[1]: lambda: engine.hash_arrow(binary),
+            names[2]: lambda: [blake3.blake3(flat[a:b].tobytes()).digest() for a, b in rows],
+        }
+        expected = [blake3.blake3(flat[a:b].tobytes()).digest() for a, b in rows[:1000]]
+        assert engine.hash_arrow(values.slice(0, 1000)).to_pylist() == expected
+        rates = {key: flat.nbytes / best(run, args.repeat) / 1e9 for key, run in runs.items()}
+        loop = rates[names[2]]
+        print(name.ljust(24) + "".join(f"{rates[key]:.2f} ({rates[key] / loop:.1f}x)".rjust(22) for key in names))
+        if name.startswith("fixed"):
+            records = flat.reshape(-1, 384)
+            assert [d.tobytes() for d in engine.hash_records(records[:1000])] == expected
+            rate = flat.nbytes / best(lambda: engine.hash_records(records), args.repeat) / 1e9
+            print("numpy (n, 384) float32".ljust(24) + f"{rate:.2f} ({rate / loop:.1f}x)".rjust(22) + " hash_records")
 
 
 def read(path):

@@ -42,12 +42,17 @@ def hash_arrow(
     key: Optional[Key] = None,
     derive_key: Optional[str] = None,
 ) -> Any:
-    """Digests of an Arrow column of binary or string values.
+    """Digests of an Arrow column of binary or string values, or of lists
+    of numbers.
 
     ``column`` is any object with ``__arrow_c_array__`` or
     ``__arrow_c_stream__`` (pyarrow, Polars, DuckDB, nanoarrow, arro3) of type
     binary, large_binary, string, large_string, binary_view, string_view or
-    fixed_size_binary; it is read in place. Returns a
+    fixed_size_binary, or a list, large_list or fixed_size_list of
+    fixed-width numbers (token ids, embeddings, tensors), whose rows are
+    hashed as the bytes of their values (little-endian, as Arrow lays them
+    out; a null value inside a valid row is a ``ValueError``); it is read
+    in place. Returns a
     ``pyarrow.FixedSizeBinaryArray`` of ``length`` bytes a row (a
     ``pyarrow.ChunkedArray``, one chunk per input chunk, for a stream); null
     rows stay null. ``length`` < 32 keeps a prefix of the digest; over 32
@@ -174,8 +179,10 @@ def hash_records(
     derive_key: Optional[str] = None,
     out: Any = None,
 ) -> Any:
-    """Digests of the rows of a C-contiguous ``(n, k)`` ``uint8`` NumPy
-    array (one k-byte record a row): a new ``(n, length)`` ``uint8`` array,
+    """Digests of the records of a C-contiguous NumPy array of any dtype
+    without Python objects, one a row along its first axis, each hashed as
+    ``records[i].tobytes()`` (a 1-D array of one-byte items is refused: cut
+    it into rows first): a new ``(n, length)`` ``uint8`` array,
     or ``out`` (a writable C-contiguous ``(n, length)`` ``uint8`` array)
     filled and returned; if hashing fails, ``out`` is left all zeros."""
     return default_engine().hash_records(

@@ -90,7 +90,7 @@ class Engine:
     ) -> Union[List[Optional[bytes]], List[Optional[str]]]: ...
     def hash_records(
         self,
-        records: npt.NDArray[np.uint8],
+        records: npt.NDArray[Any],
         *,
         length: int = 32,
         seek: int = 0,

@@ -1,5 +1,6 @@
 """Ray Data helpers: a digest column added to every batch of a dataset, one
-engine per worker: of a binary or string column (``HashColumn``), or of
+engine per worker: of a binary, string or numbers-list column, tensor
+columns of one shape included (``HashColumn``), or of
 the files a column of paths names, read where the worker runs
 (``HashFiles``: only the digests travel, not the files' bytes).
 
@@ -26,7 +27,7 @@ __all__ = ["HashColumn", "HashFiles"]
 
 
 class HashColumn:
-    """Adds the BLAKE3 digest of one binary or string column to a
+    """Adds the BLAKE3 digest of one column to a
     ``pyarrow.Table`` (or ``RecordBatch``) batch.
 
     ``out`` names the new column (replaced if present). ``length`` bytes

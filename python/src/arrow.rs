@@ -1,9 +1,11 @@
 //! Hashing one Arrow array of binary or string values in place: the
 //! engine reads the array's own buffers (values and offsets, records, or
 //! views) and writes the digests straight into the output array's buffer.
-//! Tested from Python through the built extension (python/tests), against
-//! blake3-py on every Arrow type, slice and null pattern.
+//! Lists of numbers go through `lists.rs`. Tested from Python through the
+//! built extension (python/tests), against blake3-py on every Arrow type,
+//! slice and null pattern.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
@@ -16,25 +18,29 @@ use arrow_buffer::{Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
 use arrow_schema::DataType;
 use blake3_batch::{Engine, Error, ErrorKind, Mode};
 
+use crate::lists::{list_rows, list_value_width};
+
 /// Whether the engine can hash values of this Arrow type.
 pub fn is_hashable(data_type: &DataType) -> bool {
-    matches!(
-        data_type,
-        DataType::Binary
-            | DataType::LargeBinary
-            | DataType::Utf8
-            | DataType::LargeUtf8
-            | DataType::BinaryView
-            | DataType::Utf8View
-            | DataType::FixedSizeBinary(_)
-    )
+    list_value_width(data_type).is_some()
+        || matches!(
+            data_type,
+            DataType::Binary
+                | DataType::LargeBinary
+                | DataType::Utf8
+                | DataType::LargeUtf8
+                | DataType::BinaryView
+                | DataType::Utf8View
+                | DataType::FixedSizeBinary(_)
+        )
 }
 
 /// The message for a column of another type.
 pub fn unsupported(data_type: &str) -> String {
     format!(
         "cannot hash a column of type {data_type}: give binary, large_binary, string, \
-         large_string, binary_view, string_view or fixed_size_binary values \
+         large_string, binary_view, string_view or fixed_size_binary values, or a list, \
+         large_list or fixed_size_list of fixed-width numbers \
          (cast other columns first, e.g. with pyarrow.compute.cast)"
     )
 }
@@ -44,8 +50,12 @@ pub fn unsupported(data_type: &str) -> String {
 pub enum Rows<'a> {
     /// Arrow offsets into one values buffer (Binary/String: i32 as u32).
     Packed32 { data: &'a [u8], offsets: &'a [u32] },
-    /// LargeBinary/LargeString offsets (i64 as u64).
-    Packed64 { data: &'a [u8], offsets: &'a [u64] },
+    /// LargeBinary/LargeString offsets (i64 as u64), or a list's offsets
+    /// counted in bytes.
+    Packed64 {
+        data: &'a [u8],
+        offsets: Cow<'a, [u64]>,
+    },
     /// FixedSizeBinary values, back to back.
     Records {
         data: &'a [u8],
@@ -86,7 +96,7 @@ impl<'a> Rows<'a> {
             }
             DataType::BinaryView => views(array.as_byte_view::<BinaryViewType>()),
             DataType::Utf8View => views(array.as_byte_view::<StringViewType>()),
-            _ => return None,
+            _ => return list_rows(array),
         })
     }
 
@@ -124,7 +134,7 @@ impl<'a> Rows<'a> {
                 engine.hash_packed_xof_at_into(mode, data, offsets, length, seek, out)
             }
             Rows::Packed64 { data, offsets } => {
-                engine.hash_packed_xof_at_into(mode, data, offsets, length, seek, out)
+                engine.hash_packed_xof_at_into(mode, data, &offsets[..], length, seek, out)
             }
             // Records of 0 bytes are all the empty input; the engine wants a
             // record size of at least 1.
@@ -152,7 +162,7 @@ fn packed32<'a>(values: &'a Buffer, offsets: &'a [i32]) -> Rows<'a> {
 fn packed64<'a>(values: &'a Buffer, offsets: &'a [i64]) -> Rows<'a> {
     Rows::Packed64 {
         data: values.as_slice(),
-        offsets: bytemuck::cast_slice(offsets),
+        offsets: Cow::Borrowed(bytemuck::cast_slice(offsets)),
     }
 }
 

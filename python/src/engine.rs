@@ -8,7 +8,7 @@ use std::sync::{Arc, RwLock};
 use arrow_array::ArrayRef;
 use arrow_schema::{ArrowError, DataType, Field};
 use blake3_batch::{Backend, CpuBackend, Engine, Error, ErrorKind};
-use numpy::{PyArray1, PyArrayMethods, PyUntypedArray, PyUntypedArrayMethods};
+use numpy::{PyArray1, PyArrayDescrMethods, PyArrayMethods, PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyDict, PyIterator, PyList, PyString};
@@ -20,6 +20,7 @@ use crate::arrow::{
     output_buffer, unsupported, Rows,
 };
 use crate::errors::to_py;
+use crate::lists::first_row_with_a_null_value;
 use crate::options::{type_name, Options};
 use crate::pinned::PyPinnedBuffer;
 use crate::reader::PyReader;
@@ -127,7 +128,8 @@ impl PyEngine {
     }
 
     /// Digests of an Arrow array or chunked array of binary or string
-    /// values, read in place: a `pyarrow.FixedSizeBinaryArray` of `length`
+    /// values, or of lists of fixed-width numbers (each row's values as
+    /// bytes), read in place: a `pyarrow.FixedSizeBinaryArray` of `length`
     /// bytes a row (a `ChunkedArray` with one chunk per input chunk for a
     /// stream), nulls kept null; with `hex=True` a `pyarrow.string` array of
     /// lowercase hex (`large_string` past 2 GiB of digits in an array).
@@ -246,8 +248,9 @@ impl PyEngine {
         })
     }
 
-    /// Digests of the rows of a C-contiguous 2-D `uint8` NumPy array of
-    /// shape `(n, k)`: a new `(n, length)` `uint8` array, or `out` (a
+    /// Digests of the records of a C-contiguous NumPy array (any dtype
+    /// without Python objects, one record a row along its first axis,
+    /// hashed as `records[i].tobytes()`): a new `(n, length)` `uint8` array, or `out` (a
     /// writable C-contiguous `(n, length)` `uint8` array) filled and
     /// returned.
     #[pyo3(signature = (records, *, length = 32, seek = 0, key = None, derive_key = None, out = None))]
@@ -265,7 +268,7 @@ impl PyEngine {
     ) -> PyResult<Bound<'py, PyAny>> {
         let options = Options::parse(key, derive_key, length, seek)?;
         let engine = self.engine()?;
-        let typed = uint8_matrix(records, "records")?;
+        let typed = record_bytes(records)?;
         let readonly = typed.try_readonly().map_err(|error| {
             PyRuntimeError::new_err(format!("the records are being written elsewhere: {error}"))
         })?;
@@ -504,6 +507,50 @@ impl PyEngine {
     }
 }
 
+/// The records of a C-contiguous NumPy array of any dtype that holds no
+/// Python objects, one a row along its first axis, as a 2-D `uint8` view
+/// of their bytes (row `i` is `records[i].tobytes()`); or the error that
+/// says what to pass instead.
+fn record_bytes<'py>(records: &Bound<'py, PyAny>) -> PyResult<Bound<'py, numpy::PyArray2<u8>>> {
+    let untyped = records.cast::<PyUntypedArray>().map_err(|_| {
+        PyTypeError::new_err(format!(
+            "records must be a numpy.ndarray, one record a row along its first axis, not {}",
+            type_name(records)
+        ))
+    })?;
+    let dtype = untyped.dtype();
+    let one_byte_items = dtype.itemsize() == 1 && !dtype.has_fields();
+    if untyped.ndim() == 0 || (untyped.ndim() == 1 && one_byte_items) {
+        // A flat array of bytes is most likely many records not yet cut:
+        // hashing each byte on its own would be a silent mistake.
+        return Err(PyValueError::new_err(format!(
+            "records must have a row per record, got {} dimension(s) of dtype {dtype}: \
+             reshape the bytes to (records, record_size)",
+            untyped.ndim()
+        )));
+    }
+    if dtype.has_object() {
+        return Err(PyTypeError::new_err(format!(
+            "records of dtype {dtype} hold Python objects, not bytes: give numbers, \
+             fixed-size strings or structs of them"
+        )));
+    }
+    if !untyped.is_c_contiguous() {
+        return Err(not_c_contiguous("records"));
+    }
+    if untyped.ndim() == 2 && dtype.is_equiv_to(&numpy::dtype::<u8>(records.py())) {
+        return uint8_matrix(records, "records");
+    }
+    // Any other dtype or shape: the same memory seen as bytes, a row each
+    // (a view of a C-contiguous array copies nothing).
+    let rows = untyped.shape()[0];
+    let row_bytes = untyped.shape()[1..].iter().product::<usize>() * dtype.itemsize();
+    let bytes = records
+        .call_method1("view", (numpy::dtype::<u8>(records.py()),))?
+        .call_method1("reshape", ((rows, row_bytes),))?;
+    uint8_matrix(&bytes, "records")
+}
+
 /// `array` as a 2-D C-contiguous `uint8` NumPy array, or the error that
 /// says what to pass instead (`what` names the argument).
 fn uint8_matrix<'py>(
@@ -702,20 +749,28 @@ where
             type_name(column)
         )));
     }
+    // The caller's own name for the type where it has one (pyarrow's
+    // "double", not Arrow's "Float64").
     let python_type = column.getattr("type").ok();
     let column: AnyArray = column.extract()?;
     let field = column.field()?;
+    let shown_type = python_type
+        .and_then(|t| t.str().ok())
+        .map(|t| t.to_string())
+        .unwrap_or_else(|| field.data_type().to_string());
     if !is_hashable(field.data_type()) {
-        // The caller's own name for the type where it has one (pyarrow's
-        // "double", not Arrow's "Float64").
-        let shown = python_type
-            .and_then(|t| t.str().ok())
-            .map(|t| t.to_string())
-            .unwrap_or_else(|| field.data_type().to_string());
-        return Err(PyTypeError::new_err(unsupported(&shown)));
+        return Err(PyTypeError::new_err(unsupported(&shown_type)));
     }
     let name = field.name().clone();
-    let hash_one = |array: &ArrayRef, output: &DataType| -> PyResult<ArrayRef> {
+    // `first_row`: the array's first row in the column, for messages.
+    let hash_one = |array: &ArrayRef, first_row: usize, output: &DataType| -> PyResult<ArrayRef> {
+        if let Some(row) = first_row_with_a_null_value(array.as_ref()) {
+            return Err(PyValueError::new_err(format!(
+                "row {} of the {shown_type} column holds a null value, whose bytes are \
+                 undefined: fill the nulls inside its lists (or drop those rows) before hashing",
+                first_row + row
+            )));
+        }
         match hash(array.as_ref(), output) {
             Some(result) => result.map_err(to_py),
             None => Err(PyTypeError::new_err(unsupported(
@@ -727,7 +782,7 @@ where
         AnyArray::Array(array) => {
             let (array, _) = array.into_inner();
             let data_type = output(array.len());
-            let digests = py.detach(|| hash_one(&array, &data_type))?;
+            let digests = py.detach(|| hash_one(&array, 0, &data_type))?;
             let output = Arc::new(Field::new(name, data_type, true));
             let digests = PyArray::new(digests, output).into_pyobject(py)?;
             py.import("pyarrow")?.getattr("array")?.call1((digests,))
@@ -738,8 +793,17 @@ where
             let chunks = stream_chunks(stream)?;
             let data_type = output(chunks.iter().map(|chunk| chunk.len()).max().unwrap_or(0));
             let digests = py.detach(|| {
-                let hash_chunk = |chunk| hash_one(chunk, &data_type);
-                chunks.iter().map(hash_chunk).collect::<PyResult<Vec<_>>>()
+                let first_rows = chunks.iter().scan(0, |next, chunk| {
+                    let first = *next;
+                    *next += chunk.len();
+                    Some(first)
+                });
+                let hash_chunk = |(chunk, first_row)| hash_one(chunk, first_row, &data_type);
+                chunks
+                    .iter()
+                    .zip(first_rows)
+                    .map(hash_chunk)
+                    .collect::<PyResult<Vec<_>>>()
             })?;
             let output = Arc::new(Field::new(name, data_type, true));
             PyChunkedArray::try_new(digests, output)?.into_pyarrow(py)

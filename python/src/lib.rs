@@ -5,6 +5,7 @@
 mod arrow;
 mod engine;
 mod errors;
+mod lists;
 mod options;
 mod pinned;
 mod reader;

@@ -5,6 +5,7 @@ import pathlib
 import sys
 
 import blake3
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -60,6 +61,21 @@ def test_map_batches_with_hash_column_on_actors_equals_blake3(local_ray):
     got = {row["text"]: row["blake3"] for row in rows}
     assert len(rows) == len(texts)
     assert all(got[t] == blake3.blake3(t.encode()).digest() for t in texts)
+
+
+def test_a_tensor_column_gets_each_tensors_digest_and_a_ragged_one_is_refused(local_ray):
+    tensors = np.arange(60 * 3 * 4, dtype="<f4").reshape(60, 3, 4)
+    ds = ray.data.from_numpy(tensors)  # Ray's fixed-shape tensor column "data"
+    ds = ds.map_batches(bb.ray.HashColumn("data", out="d"), batch_format="pyarrow", batch_size=16)
+    rows = ds.take_all()
+    assert sorted(row["d"] for row in rows) == sorted(blake3.blake3(t.tobytes()).digest() for t in tensors)
+    assert all(row["d"] == blake3.blake3(np.asarray(row["data"], "<f4").tobytes()).digest() for row in rows)
+    # Tensors of different shapes are a struct of values and shape: which
+    # bytes make a row's identity is for the caller to say.
+    ragged = ray.data.from_items([{"t": np.zeros((2, 2), "<f4")}, {"t": np.ones(3, "<f4")}])
+    batch = ragged.repartition(1).take_batch(2, batch_format="pyarrow")
+    with pytest.raises(TypeError, match="cannot hash a column of type"):
+        bb.ray.HashColumn("t")(batch)
 
 
 def test_the_dedup_example_finds_exactly_the_planted_duplicates(local_ray, tmp_path):

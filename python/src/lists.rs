@@ -1,0 +1,131 @@
+//! Arrow lists of fixed-width values — token ids, embeddings, tensors
+//! stored as `list`, `large_list` or `fixed_size_list` of numbers — as
+//! rows of bytes: each row's values as they lie in the child array
+//! (little-endian, Arrow's layout), read in place. A row's digest is
+//! BLAKE3 of those bytes, as `blake3(numpy.asarray(row).tobytes())`.
+
+use std::borrow::Cow;
+
+use arrow_array::cast::AsArray;
+use arrow_array::{downcast_primitive_array, Array, OffsetSizeTrait};
+use arrow_schema::DataType;
+
+use crate::arrow::Rows;
+
+/// The byte width of one value of a list type whose rows can be hashed:
+/// a list of fixed-width numbers (integers, floats, decimals, dates,
+/// times, durations). `None` for any other type: a list of strings or of
+/// lists has no single byte layout, and booleans are bits.
+pub fn list_value_width(data_type: &DataType) -> Option<usize> {
+    match data_type {
+        DataType::List(child) | DataType::LargeList(child) | DataType::FixedSizeList(child, _) => {
+            child.data_type().primitive_width()
+        }
+        _ => None,
+    }
+}
+
+/// The rows of a list array whose values have a fixed width, borrowed
+/// from its child array; `None` for any other array. Arrow offsets are
+/// never negative, so they read the same unsigned; they count values and
+/// the engine's count bytes, so one-byte values keep the array's own
+/// offsets and wider ones get a scaled copy (8 bytes a row).
+pub fn list_rows(array: &dyn Array) -> Option<Rows<'_>> {
+    let width = list_value_width(array.data_type())?;
+    Some(match array.data_type() {
+        DataType::List(_) => {
+            let list = array.as_list::<i32>();
+            let data = value_bytes(list.values().as_ref())?;
+            match width {
+                1 => Rows::Packed32 {
+                    data,
+                    offsets: bytemuck::cast_slice(list.value_offsets()),
+                },
+                _ => scaled_rows(data, list.value_offsets(), width),
+            }
+        }
+        DataType::LargeList(_) => {
+            let list = array.as_list::<i64>();
+            let data = value_bytes(list.values().as_ref())?;
+            match width {
+                1 => Rows::Packed64 {
+                    data,
+                    offsets: Cow::Borrowed(bytemuck::cast_slice(list.value_offsets())),
+                },
+                _ => scaled_rows(data, list.value_offsets(), width),
+            }
+        }
+        DataType::FixedSizeList(_, _) => {
+            // Arrow slices a fixed-size list's values with the list, so row
+            // 0 starts at the first of them.
+            let list = array.as_fixed_size_list();
+            let data = value_bytes(list.values().as_ref())?;
+            Rows::records(data, list.value_length() as usize * width, list.len())
+        }
+        _ => return None,
+    })
+}
+
+/// The values of a primitive array as bytes, from its first value to its
+/// last (the array's own offset applied).
+fn value_bytes(values: &dyn Array) -> Option<&[u8]> {
+    downcast_primitive_array!(
+        values => Some(values.values().inner().as_slice()),
+        _ => None,
+    )
+}
+
+/// Rows of `width`-byte values at a list's `offsets`, counted in bytes.
+fn scaled_rows<'a, O: OffsetSizeTrait>(data: &'a [u8], offsets: &[O], width: usize) -> Rows<'a> {
+    // An offset so large that it overflows is past the data either way:
+    // the engine reports it.
+    let in_bytes = |offset: &O| (offset.as_usize() as u64).saturating_mul(width as u64);
+    Rows::Packed64 {
+        data,
+        offsets: Cow::Owned(offsets.iter().map(in_bytes).collect()),
+    }
+}
+
+/// The first row of a list array that is not null but holds a null value.
+/// The bytes under a null value are whatever its producer left there, so
+/// such a row has no digest to give. `None` where every valid row's values
+/// are valid (and for arrays that are not lists).
+pub fn first_row_with_a_null_value(array: &dyn Array) -> Option<usize> {
+    let (values, ranges): (_, Box<dyn Iterator<Item = (usize, usize)>>) = match array.data_type() {
+        DataType::List(_) => {
+            let list = array.as_list::<i32>();
+            (list.values(), Box::new(value_ranges(list.value_offsets())))
+        }
+        DataType::LargeList(_) => {
+            let list = array.as_list::<i64>();
+            (list.values(), Box::new(value_ranges(list.value_offsets())))
+        }
+        DataType::FixedSizeList(_, _) => {
+            let list = array.as_fixed_size_list();
+            let size = list.value_length() as usize;
+            (
+                list.values(),
+                Box::new((0..list.len()).map(move |row| (row * size, size))),
+            )
+        }
+        _ => return None,
+    };
+    let value_nulls = values
+        .logical_nulls()
+        .filter(|nulls| nulls.null_count() > 0)?;
+    let row_nulls = array.logical_nulls();
+    ranges.enumerate().find_map(|(row, (start, len))| {
+        let row_is_valid = row_nulls.as_ref().is_none_or(|nulls| nulls.is_valid(row));
+        let holds_null =
+            start + len <= value_nulls.len() && value_nulls.slice(start, len).null_count() > 0;
+        (row_is_valid && holds_null).then_some(row)
+    })
+}
+
+/// Each row's first value and number of values, from a list's offsets.
+fn value_ranges<O: OffsetSizeTrait>(offsets: &[O]) -> impl Iterator<Item = (usize, usize)> + '_ {
+    offsets.windows(2).map(|pair| {
+        let (start, end) = (pair[0].as_usize(), pair[1].as_usize());
+        (start, end.saturating_sub(start))
+    })
+}
