@@ -2,8 +2,9 @@
 generated column, in one run: GB/s of values and the speedup over a blake3-py
 loop; then extended output (length=64) against blake3-py's digest(64); then
 hex digests (hex=True) against hexdigest() and .hex() loops; then rows of
-numbers (token-id lists, embeddings) against the same bytes as a binary
-column and a blake3-py loop over each row's bytes; then files of a
+numbers (token-id lists, embeddings) and a dictionary (categorical)
+column against the same bytes as a binary column and a blake3-py loop over
+each row's bytes; then files of a
 directory, by hash_files against reading and hashing each in a Python loop.
 Usage: python bench.py [--megabytes 64] [--sizes 64,1024,mixed]
 [--backend gpu] [--xof 64] [--no-hex] [--no-numbers] [--files 20000]"""
@@ -165,9 +166,11 @@ def numbers_table(engine, args, rng, blake3):
     fixed_size_list<float32, 384> embeddings by hash_arrow, and the
     embeddings as a NumPy (n, 384) float32 array by hash_records, against
     hash_arrow over the same bytes as a large_binary column and a blake3-py
-    loop over each row's bytes (sliced from the values by the offsets)."""
+    loop over each row's bytes (sliced from the values by the offsets).
+    Then a dictionary column of 1000 64-byte values against decoding it
+    (cast to large_binary) and hashing that, and a blake3-py loop."""
     names = ["hash_arrow", "as large_binary", "blake3-py loop"]
-    print("\nrows of numbers: GB/s of values (speedup over the blake3-py loop)")
+    print("\nrows of numbers and a dictionary: GB/s of values (speedup over the blake3-py loop)")
     print("values".ljust(24) + "".join(name.rjust(22) for name in names))
     total_values = (args.megabytes << 20) // 4
     counts = {
@@ -204,6 +207,23 @@ def numbers_table(engine, args, rng, blake3):
             assert [d.tobytes() for d in engine.hash_records(records[:1000])] == expected
             rate = flat.nbytes / best(lambda: engine.hash_records(records), args.repeat) / 1e9
             print("numpy (n, 384) float32".ljust(24) + f"{rate:.2f} ({rate / loop:.1f}x)".rjust(22) + " hash_records")
+    # A categorical: 64-byte values, 1000 of them, each row's decoded
+    # (as large_binary: the same column decoded, then hashed).
+    dictionary = pa.array([rng.integers(0, 256, 64, dtype=np.uint8).tobytes() for _ in range(1000)], pa.binary())
+    keys = pa.array(rng.integers(0, 1000, (args.megabytes << 20) // 64), pa.int32())
+    categorical = pa.DictionaryArray.from_arrays(keys, dictionary)
+    decoded = categorical.cast(pa.large_binary())
+    items = decoded.to_pylist()
+    runs = {
+        names[0]: lambda: engine.hash_arrow(categorical),
+        names[1]: lambda: engine.hash_arrow(categorical.cast(pa.large_binary())),
+        names[2]: lambda: [blake3.blake3(item).digest() for item in items],
+    }
+    assert engine.hash_arrow(categorical.slice(0, 1000)).to_pylist() == [blake3.blake3(i).digest() for i in items[:1000]]
+    rates = {key: len(items) * 64 / best(run, args.repeat) / 1e9 for key, run in runs.items()}
+    loop = rates[names[2]]
+    label = "dictionary 1000 x 64 B"
+    print(label.ljust(24) + "".join(f"{rates[key]:.2f} ({rates[key] / loop:.1f}x)".rjust(22) for key in names))
 
 
 def read(path):

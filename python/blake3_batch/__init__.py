@@ -48,7 +48,8 @@ def hash_arrow(
     ``column`` is any object with ``__arrow_c_array__`` or
     ``__arrow_c_stream__`` (pyarrow, Polars, DuckDB, nanoarrow, arro3) of type
     binary, large_binary, string, large_string, binary_view, string_view or
-    fixed_size_binary, or a list, large_list or fixed_size_list of
+    fixed_size_binary (or a dictionary of them, as categoricals are: each
+    row gets its value's digest), or a list, large_list or fixed_size_list of
     fixed-width numbers (token ids, embeddings, tensors), whose rows are
     hashed as the bytes of their values (little-endian, as Arrow lays them
     out; a null value inside a valid row is a ``ValueError``); it is read

@@ -18,30 +18,38 @@ use arrow_buffer::{Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
 use arrow_schema::DataType;
 use blake3_batch::{Engine, Error, ErrorKind, Mode};
 
+use crate::dictionary::{dictionary_outputs_into, is_hashable_dictionary};
 use crate::lists::{list_rows, list_value_width};
 
 /// Whether the engine can hash values of this Arrow type.
 pub fn is_hashable(data_type: &DataType) -> bool {
-    list_value_width(data_type).is_some()
-        || matches!(
-            data_type,
-            DataType::Binary
-                | DataType::LargeBinary
-                | DataType::Utf8
-                | DataType::LargeUtf8
-                | DataType::BinaryView
-                | DataType::Utf8View
-                | DataType::FixedSizeBinary(_)
-        )
+    is_byte_type(data_type)
+        || list_value_width(data_type).is_some()
+        || is_hashable_dictionary(data_type)
+}
+
+/// Whether values of this type are bytes (binary or string, of any
+/// layout).
+pub fn is_byte_type(data_type: &DataType) -> bool {
+    matches!(
+        data_type,
+        DataType::Binary
+            | DataType::LargeBinary
+            | DataType::Utf8
+            | DataType::LargeUtf8
+            | DataType::BinaryView
+            | DataType::Utf8View
+            | DataType::FixedSizeBinary(_)
+    )
 }
 
 /// The message for a column of another type.
 pub fn unsupported(data_type: &str) -> String {
     format!(
         "cannot hash a column of type {data_type}: give binary, large_binary, string, \
-         large_string, binary_view, string_view or fixed_size_binary values, or a list, \
-         large_list or fixed_size_list of fixed-width numbers \
-         (cast other columns first, e.g. with pyarrow.compute.cast)"
+         large_string, binary_view, string_view or fixed_size_binary values (or a \
+         dictionary of them), or a list, large_list or fixed_size_list of fixed-width \
+         numbers (cast other columns first, e.g. with pyarrow.compute.cast)"
     )
 }
 
@@ -68,7 +76,7 @@ pub enum Rows<'a> {
 }
 
 impl<'a> Rows<'a> {
-    fn of(array: &'a dyn Array) -> Option<Rows<'a>> {
+    pub fn of(array: &'a dyn Array) -> Option<Rows<'a>> {
         Some(match array.data_type() {
             DataType::Binary => {
                 let array = array.as_binary::<i32>();
@@ -105,6 +113,40 @@ impl<'a> Rows<'a> {
         Rows::Records { data, size, count }
     }
 
+    /// Row `row`'s bytes, or the error that says why the array's offsets
+    /// or records do not hold it (as the engine would report them).
+    pub fn row(&self, row: usize) -> Result<&'a [u8], Error> {
+        let (data, start, end) = match self {
+            Rows::Packed32 { data, offsets } => {
+                (data, offsets[row] as u64, offsets[row + 1] as u64)
+            }
+            Rows::Packed64 { data, offsets } => (data, offsets[row], offsets[row + 1]),
+            Rows::Records { data, size, .. } => {
+                (data, (row * size) as u64, ((row + 1) * size) as u64)
+            }
+            Rows::Slices(slices) => return Ok(slices[row]),
+        };
+        if end < start {
+            let index = row + 1;
+            Err(ErrorKind::OffsetsDecrease {
+                index,
+                previous: start,
+                offset: end,
+            }
+            .into())
+        } else if end > data.len() as u64 {
+            let (index, data_len) = (row + 1, data.len());
+            Err(ErrorKind::OffsetOutOfBounds {
+                index,
+                offset: end,
+                data_len,
+            }
+            .into())
+        } else {
+            Ok(&data[start as usize..end as usize])
+        }
+    }
+
     fn len(&self) -> usize {
         match self {
             Rows::Packed32 { offsets, .. } => offsets.len() - 1,
@@ -117,7 +159,7 @@ impl<'a> Rows<'a> {
     /// Writes `length` bytes of output from byte `seek` on of every row
     /// into `out`, back to back (`len() * length` bytes): a piece of the
     /// digest within its 32 bytes, BLAKE3's extended output beyond.
-    fn hash_into(
+    pub fn hash_into(
         &self,
         engine: &Engine,
         mode: Mode,
@@ -189,20 +231,22 @@ pub fn hash_array(
     (length, seek): (usize, u64),
     array: &dyn Array,
 ) -> Option<Result<ArrayRef, Error>> {
-    let rows = Rows::of(array)?;
-    Some(
-        digest_bytes(engine, mode, (length, seek), &rows).map(|mut bytes| {
-            let nulls = array.logical_nulls();
-            for row in null_rows(nulls.as_ref()) {
-                bytes[row * length..(row + 1) * length].fill(0);
-            }
-            Arc::new(FixedSizeBinaryArray::new(
-                length as i32,
-                Buffer::from_vec(bytes),
-                nulls,
-            )) as ArrayRef
-        }),
-    )
+    let mut bytes = match output_buffer(array.len(), length) {
+        Ok(bytes) => bytes,
+        Err(error) => return Some(Err(error)),
+    };
+    let hashed = outputs_into(engine, mode, (length, seek), array, &mut bytes)?;
+    Some(hashed.map(|()| {
+        let nulls = array.logical_nulls();
+        for row in null_rows(nulls.as_ref()) {
+            bytes[row * length..(row + 1) * length].fill(0);
+        }
+        Arc::new(FixedSizeBinaryArray::new(
+            length as i32,
+            Buffer::from_vec(bytes),
+            nulls,
+        )) as ArrayRef
+    }))
 }
 
 /// Every byte's two lowercase hex digits.
@@ -275,10 +319,15 @@ pub fn hash_array_u64(
     mode: Mode,
     array: &dyn Array,
 ) -> Option<Result<ArrayRef, Error>> {
-    let rows = Rows::of(array)?;
-    let mut keys = vec![0u64; rows.len()];
+    let mut keys = vec![0u64; array.len()];
     // Each key's 8 bytes are the digest's first 8, read little-endian.
-    let hashed = rows.hash_into(engine, mode, (8, 0), bytemuck::cast_slice_mut(&mut keys));
+    let hashed = outputs_into(
+        engine,
+        mode,
+        (8, 0),
+        array,
+        bytemuck::cast_slice_mut(&mut keys),
+    )?;
     for key in &mut keys {
         *key = u64::from_le(*key);
     }
@@ -289,6 +338,26 @@ pub fn hash_array_u64(
         }
         Arc::new(UInt64Array::new(ScalarBuffer::from(keys), nulls)) as ArrayRef
     }))
+}
+
+/// Writes `length` bytes of every row's output from byte `seek` on into
+/// `out`, back to back, whatever the array's layout; where that fails,
+/// `out` is left all zeros. `None` when its type cannot be hashed.
+fn outputs_into(
+    engine: &Engine,
+    mode: Mode,
+    output: (usize, u64),
+    array: &dyn Array,
+    out: &mut [u8],
+) -> Option<Result<(), Error>> {
+    let hashed = match array.as_any_dictionary_opt() {
+        Some(dictionary) => dictionary_outputs_into(engine, mode, output, dictionary, out)?,
+        None => Rows::of(array)?.hash_into(engine, mode, output, out),
+    };
+    if hashed.is_err() {
+        out.fill(0);
+    }
+    Some(hashed)
 }
 
 /// `length` bytes of every row's output from byte `seek` on, back to back.

@@ -19,6 +19,7 @@ use crate::arrow::{
     digest_bytes, digest_into, hash_array, hash_array_u64, hex_array, hex_string, is_hashable,
     output_buffer, unsupported, Rows,
 };
+use crate::dictionary::first_key_out_of_range;
 use crate::errors::to_py;
 use crate::lists::first_row_with_a_null_value;
 use crate::options::{type_name, Options};
@@ -128,8 +129,8 @@ impl PyEngine {
     }
 
     /// Digests of an Arrow array or chunked array of binary or string
-    /// values, or of lists of fixed-width numbers (each row's values as
-    /// bytes), read in place: a `pyarrow.FixedSizeBinaryArray` of `length`
+    /// values (or a dictionary of them), or of lists of fixed-width numbers
+    /// (each row's values as bytes), read in place: a `pyarrow.FixedSizeBinaryArray` of `length`
     /// bytes a row (a `ChunkedArray` with one chunk per input chunk for a
     /// stream), nulls kept null; with `hex=True` a `pyarrow.string` array of
     /// lowercase hex (`large_string` past 2 GiB of digits in an array).
@@ -768,6 +769,13 @@ where
             return Err(PyValueError::new_err(format!(
                 "row {} of the {shown_type} column holds a null value, whose bytes are \
                  undefined: fill the nulls inside its lists (or drop those rows) before hashing",
+                first_row + row
+            )));
+        }
+        if let Some((row, key, values)) = first_key_out_of_range(array.as_ref()) {
+            return Err(PyValueError::new_err(format!(
+                "row {} of the {shown_type} column has dictionary key {key}, but the \
+                 dictionary holds {values} values: the array is malformed",
                 first_row + row
             )));
         }

@@ -3,6 +3,7 @@
 //! helpers.
 
 mod arrow;
+mod dictionary;
 mod engine;
 mod errors;
 mod lists;

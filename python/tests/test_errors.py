@@ -21,7 +21,7 @@ COLUMN = pa.array([b"alpha", b"beta"])
         (pa.array([1.5]), "double"),
         (pa.array([True]), "bool"),
         (pa.array([["a"]]), "list"),
-        (pa.array(["a", "b"]).dictionary_encode(), "dictionary"),
+        (pa.array([1, 2]).dictionary_encode(), "dictionary<values=int64"),
         (pa.chunked_array([[1, 2]]), "int64"),
     ],
 )

@@ -1,0 +1,145 @@
+"""Dictionary-encoded columns (pandas and Polars categoricals, Parquet's
+dictionary pages): each row's digest is its decoded value's, whether the
+dictionary is smaller than the array (each value hashed once) or larger (a
+slice of a shared dictionary: each row's value hashed where it lies)."""
+
+import blake3
+import numpy as np
+import pyarrow as pa
+import pytest
+from conftest import engines
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import blake3_batch as bb
+
+KEY = bytes(range(32))
+CONTEXT = "blake3-batch 2026-12-05 dictionaries"
+VALUE_TYPES = [pa.string(), pa.large_string(), pa.binary(), pa.large_binary(), pa.string_view(), pa.binary(5)]
+KEY_TYPES = [pa.int8(), pa.uint8(), pa.int16(), pa.int32(), pa.uint32(), pa.int64()]
+
+
+def reference(value, mode="hash", length=32, seek=0):
+    if value is None:
+        return None
+    data = value.encode() if isinstance(value, str) else value
+    if mode == "keyed_hash":
+        return blake3.blake3(data, key=KEY).digest(length, seek=seek)
+    if mode == "derive_key":
+        return blake3.blake3(data, derive_key_context=CONTEXT).digest(length, seek=seek)
+    return blake3.blake3(data).digest(length, seek=seek)
+
+
+def kwargs_of(mode):
+    return {"keyed_hash": {"key": KEY}, "derive_key": {"derive_key": CONTEXT}}.get(mode, {})
+
+
+def dictionary_column(value_type, key_type, values, keys):
+    """A dictionary array of `keys` (None: a null key) into `values`."""
+    dictionary = pa.array(values, type=value_type)
+    return pa.DictionaryArray.from_arrays(pa.array(keys, type=key_type), dictionary)
+
+
+def value_of(value_type, rng, length):
+    raw = rng.integers(0, 256, 5 if pa.types.is_fixed_size_binary(value_type) else length, dtype=np.uint8)
+    if pa.types.is_string(value_type) or pa.types.is_large_string(value_type) or pa.types.is_string_view(value_type):
+        return "".join(chr(33 + b % 90) for b in raw)
+    return raw.tobytes()
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    value_type=st.sampled_from(VALUE_TYPES),
+    key_type=st.sampled_from(KEY_TYPES),
+    value_count=st.integers(1, 120),
+    row_count=st.integers(0, 300),
+    value_lengths=st.sampled_from([(0, 40), (0, 1100), (900, 3000)]),
+    null_values=st.booleans(),
+    null_keys=st.booleans(),
+    seed=st.integers(0, 2**32 - 1),
+    mode=st.sampled_from(["hash", "keyed_hash", "derive_key"]),
+    length=st.integers(1, 80),
+    seek=st.sampled_from([0, 5, 2**40]),
+    cut=st.tuples(st.integers(0, 300), st.integers(0, 300)),
+)
+def test_random_dictionary_columns_equal_their_decoded_values(
+    value_type, key_type, value_count, row_count, value_lengths, null_values, null_keys, seed, mode, length, seek, cut
+):
+    rng = np.random.default_rng(seed)
+    values = [value_of(value_type, rng, int(rng.integers(*value_lengths))) for _ in range(value_count)]
+    if null_values:
+        values[int(rng.integers(value_count))] = None
+    keys = [int(k) for k in rng.integers(0, value_count, row_count)]
+    if null_keys:
+        keys = [None if i % 5 == 1 else k for i, k in enumerate(keys)]
+    column = dictionary_column(value_type, key_type, values, keys)
+    output = {"length": length, "seek": seek, **kwargs_of(mode)}
+    expected = [reference(v, mode, length, seek) for v in column.to_pylist()]
+    assert bb.hash_arrow(column, **output).to_pylist() == expected
+    # A slice keeps the whole dictionary: often more values than rows.
+    start, end = sorted(cut)
+    assert bb.hash_arrow(column.slice(start, end - start), **output).to_pylist() == expected[start:end]
+    keys64 = bb.hash_arrow_u64(column, **kwargs_of(mode)).to_pylist()
+    assert keys64 == [None if v is None else int.from_bytes(reference(v, mode)[:8], "little") for v in column.to_pylist()]
+
+
+@pytest.mark.parametrize("engine", engines())
+def test_few_and_many_values_on_every_engine(engine):
+    rng = np.random.default_rng(3)
+    values = [rng.integers(0, 256, n, dtype=np.uint8).tobytes() for n in [0, 1, 64, 65, 1024, 1025, 5000]]
+    keys = [int(k) for k in rng.integers(0, len(values), 500)]
+    column = dictionary_column(pa.binary(), pa.int16(), values, keys)
+    expected = [reference(values[k]) for k in keys]
+    assert engine.hash_arrow(column).to_pylist() == expected  # fewer values than rows
+    assert engine.hash_arrow(column.slice(100, 3)).to_pylist() == expected[100:103]  # more values than rows
+    chunked = pa.chunked_array([column.slice(0, 250), column.slice(250)])
+    assert engine.hash_arrow(chunked, hex=True).to_pylist() == [d.hex() for d in expected]
+
+
+def test_an_empty_dictionary_with_only_null_keys():
+    column = dictionary_column(pa.string(), pa.int32(), [], [None, None])
+    assert bb.hash_arrow(column).to_pylist() == [None, None]
+    assert bb.hash_arrow(column.slice(0, 0)).to_pylist() == []
+
+
+def test_pandas_categoricals_and_polars_categoricals_and_enums():
+    pd = pytest.importorskip("pandas")
+    words = ["red", "green", None, "red", "blue"]
+    expected = [reference(w) for w in words]
+    assert bb.hash_arrow(pa.array(pd.Categorical(words))).to_pylist() == expected
+    pl = pytest.importorskip("polars")
+    assert bb.hash_arrow(pl.Series(words, dtype=pl.Categorical)).to_pylist() == expected
+    enum = pl.Enum(["blue", "green", "red"])
+    assert bb.hash_arrow(pl.Series(words, dtype=enum)).to_pylist() == expected
+
+
+def test_keys_past_the_dictionary_are_a_value_error_naming_the_row():
+    dictionary = pa.array(["a", "b"])
+    for key_bytes, shown in [(bytes([0, 1, 7]), "key 7"), (bytes([0, 255, 1]), "key -1")]:
+        bad = pa.DictionaryArray.from_buffers(
+            pa.dictionary(pa.int8(), pa.string()), 3, [None, pa.py_buffer(key_bytes)], dictionary=dictionary
+        )
+        row = 2 if shown == "key 7" else 1
+        with pytest.raises(ValueError, match=f"row {row} of .* {shown}, but the dictionary holds 2 values"):
+            bb.hash_arrow(bad)
+
+
+@pytest.mark.parametrize("rows", [1, 4], ids=["more values than rows", "fewer values than rows"])
+def test_dictionary_values_with_bad_offsets_are_a_value_error(rows):
+    offsets = np.array([0, 2, 1, 3], np.int32)  # the second value ends before it starts
+    values = pa.Array.from_buffers(pa.binary(), 3, [None, pa.py_buffer(offsets), pa.py_buffer(b"abc")])
+    keys = pa.array([1] * rows, pa.int32())
+    column = pa.DictionaryArray.from_arrays(keys, values)
+    with pytest.raises(ValueError, match="offsets"):
+        bb.hash_arrow(column)
+
+
+@pytest.mark.parametrize(
+    "value_type,values",
+    [(pa.int64(), [1, 2]), (pa.list_(pa.int32()), [[1], [2]])],
+    ids=["numbers", "lists"],
+)
+def test_dictionaries_of_other_values_are_type_errors(value_type, values):
+    column = pa.DictionaryArray.from_arrays(pa.array([0, 1, 0], pa.int32()), pa.array(values, value_type))
+    with pytest.raises(TypeError, match="or a dictionary of them"):
+        bb.hash_arrow(column)
