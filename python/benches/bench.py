@@ -4,10 +4,12 @@ loop; then extended output (length=64) against blake3-py's digest(64); then
 hex digests (hex=True) against hexdigest() and .hex() loops; then rows of
 numbers (token-id lists, embeddings) and a dictionary (categorical)
 column against the same bytes as a binary column and a blake3-py loop over
-each row's bytes; then files of a
+each row's bytes; then the Polars namespace (pl.col(c).blake3.digest() and
+.u64()) against hash_arrow on the Series, a blake3-py loop and Polars' own
+non-cryptographic hash(); then files of a
 directory, by hash_files against reading and hashing each in a Python loop.
 Usage: python bench.py [--megabytes 64] [--sizes 64,1024,mixed]
-[--backend gpu] [--xof 64] [--no-hex] [--no-numbers] [--files 20000]"""
+[--backend gpu] [--xof 64] [--no-hex] [--no-numbers] [--no-polars] [--files 20000]"""
 
 from __future__ import annotations
 
@@ -64,6 +66,7 @@ def main():
     parser.add_argument("--xof", type=int, default=64, help="output length for the extended-output table (0: none)")
     parser.add_argument("--no-hex", dest="hex", action="store_false", help="leave out the hex-digest table")
     parser.add_argument("--no-numbers", dest="numbers", action="store_false", help="leave out the rows-of-numbers table")
+    parser.add_argument("--no-polars", dest="polars", action="store_false", help="leave out the Polars table")
     parser.add_argument("--backend", choices=["auto", "cpu", "gpu"], help="an engine of its own (default: the shared one)")
     args = parser.parse_args()
     try:
@@ -116,6 +119,8 @@ def main():
         hex_table(engine, args, rng, blake3)
     if blake3 is not None and args.numbers:
         numbers_table(engine, args, rng, blake3)
+    if blake3 is not None and args.polars:
+        polars_table(engine, args, rng, blake3)
     if args.files:
         files_table(engine, args.files, args.repeat, args.xof, rng, blake3)
 
@@ -224,6 +229,41 @@ def numbers_table(engine, args, rng, blake3):
     loop = rates[names[2]]
     label = "dictionary 1000 x 64 B"
     print(label.ljust(24) + "".join(f"{rates[key]:.2f} ({rates[key] / loop:.1f}x)".rjust(22) for key in names))
+
+
+def polars_table(engine, args, rng, blake3):
+    """The `.blake3` namespace in a Polars query (`df.select(...)`), on the
+    engine given by --backend (else the shared one), against hash_arrow on
+    the same Series, a blake3-py loop over its values and Polars' own
+    `hash()` (64-bit, not cryptographic, not stable across versions)."""
+    try:
+        import polars as pl
+
+        import blake3_batch.polars  # noqa: F401
+    except ImportError:
+        print("\nPolars: not installed")
+        return
+    names = [".blake3.digest()", ".blake3.u64()", "hash_arrow(series)", "blake3-py loop", "polars hash()"]
+    print(f"\nPolars {pl.__version__}, df.select(pl.col(c)...): GB/s of values (speedup over the blake3-py loop)")
+    print("values".ljust(10) + "".join(name.rjust(22) for name in names))
+    for size in args.sizes.split(","):
+        values = column(args.megabytes << 20, size, rng)
+        df = pl.DataFrame({"v": pl.Series("v", values)})
+        items = values.to_pylist()
+        total = sum(len(item) for item in items)
+        expected = [blake3.blake3(item).digest() for item in items[:1000]]
+        got = df.head(1000).select(pl.col("v").blake3.digest(engine=engine))["v"].to_list()
+        assert got == expected
+        runs = {
+            names[0]: lambda: df.select(pl.col("v").blake3.digest(engine=engine)),
+            names[1]: lambda: df.select(pl.col("v").blake3.u64(engine=engine)),
+            names[2]: lambda: engine.hash_arrow(df["v"]),
+            names[3]: lambda: [blake3.blake3(item).digest() for item in items],
+            names[4]: lambda: df.select(pl.col("v").hash()),
+        }
+        rates = {name: total / best(run, args.repeat) / 1e9 for name, run in runs.items()}
+        loop = rates[names[3]]
+        print(str(size).ljust(10) + "".join(f"{rates[name]:.2f} ({rates[name] / loop:.1f}x)".rjust(22) for name in names))
 
 
 def read(path):

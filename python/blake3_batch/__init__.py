@@ -201,8 +201,9 @@ def pinned_buffer(nbytes: int) -> PinnedBuffer:
 
 
 def __getattr__(name: str) -> Any:
-    # `blake3_batch.ray` imports Ray only when it is used.
-    if name == "ray":
+    # `blake3_batch.ray` and `.polars` import Ray and Polars only when
+    # they are used (`.polars` registers the `.blake3` namespaces).
+    if name in ("ray", "polars"):
         import importlib
 
         return importlib.import_module(".ray", __name__)

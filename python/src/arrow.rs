@@ -21,9 +21,11 @@ use blake3_batch::{Engine, Error, ErrorKind, Mode};
 use crate::dictionary::{dictionary_outputs_into, is_hashable_dictionary};
 use crate::lists::{list_rows, list_value_width};
 
-/// Whether the engine can hash values of this Arrow type.
+/// Whether the engine can hash values of this Arrow type (the null type,
+/// whose rows are all null, included: its digests are all null).
 pub fn is_hashable(data_type: &DataType) -> bool {
-    is_byte_type(data_type)
+    *data_type == DataType::Null
+        || is_byte_type(data_type)
         || list_value_width(data_type).is_some()
         || is_hashable_dictionary(data_type)
 }
@@ -352,6 +354,8 @@ fn outputs_into(
 ) -> Option<Result<(), Error>> {
     let hashed = match array.as_any_dictionary_opt() {
         Some(dictionary) => dictionary_outputs_into(engine, mode, output, dictionary, out)?,
+        // Every row is null: nothing to hash, `out` stays zeros.
+        None if *array.data_type() == DataType::Null => Ok(()),
         None => Rows::of(array)?.hash_into(engine, mode, output, out),
     };
     if hashed.is_err() {

@@ -60,6 +60,12 @@ def test_a_record_batch_column_and_a_table_column():
     assert bb.hash_arrow(batch.column(0)).to_pylist() == [blake3.blake3(b"a").digest(), blake3.blake3(b"b").digest(), None]
 
 
+def test_a_column_of_the_null_type_gets_null_digests():
+    assert bb.hash_arrow(pa.array([None, None])).to_pylist() == [None, None]
+    assert bb.hash_arrow(pa.chunked_array([[None], []], type=pa.null()), hex=True).to_pylist() == [None]
+    assert bb.hash_arrow_u64(pa.nulls(3)).to_pylist() == [None] * 3
+
+
 def test_polars_series_when_polars_is_installed():
     pl = pytest.importorskip("polars")
     series = pl.Series("text", ["alpha", None, "beta"])

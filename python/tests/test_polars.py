@@ -1,0 +1,104 @@
+"""The `.blake3` namespace on Polars expressions and Series: digests, hex
+and u64 keys inside eager, lazy and streaming queries, equal to blake3-py
+row by row, with the options checked when the expression is built."""
+
+import blake3
+import numpy as np
+import pytest
+
+import blake3_batch as bb
+
+pl = pytest.importorskip("polars")
+import blake3_batch.polars  # noqa: E402,F401  (registers .blake3)
+
+KEY = bytes(range(32))
+CONTEXT = "blake3-batch 2026-12-05 polars"
+TEXTS = ["alpha", None, "", "x" * 3000, "beta"]
+
+
+def digest(data, length=32, seek=0, key=None, derive_key=None):
+    if data is None:
+        return None
+    data = data.encode() if isinstance(data, str) else data
+    if key is not None:
+        return blake3.blake3(data, key=key).digest(length, seek=seek)
+    if derive_key is not None:
+        return blake3.blake3(data, derive_key_context=derive_key).digest(length, seek=seek)
+    return blake3.blake3(data).digest(length, seek=seek)
+
+
+@pytest.mark.parametrize("options", [{}, {"key": KEY}, {"derive_key": CONTEXT}, {"length": 64, "seek": 7}], ids=str)
+def test_digest_hexdigest_and_u64_in_an_eager_query(options):
+    df = pl.DataFrame({"text": TEXTS})
+    out = df.with_columns(
+        pl.col("text").blake3.digest(**options).alias("d"),
+        pl.col("text").blake3.hexdigest(**options).alias("h"),
+    )
+    expected = [digest(t, **options) for t in TEXTS]
+    assert out.schema["d"] == pl.Binary and out.schema["h"] == pl.String
+    assert out["d"].to_list() == expected
+    assert out["h"].to_list() == [None if d is None else d.hex() for d in expected]
+    modes = {k: v for k, v in options.items() if k in ("key", "derive_key")}
+    keys = df.select(pl.col("text").blake3.u64(**modes))["text"]
+    assert keys.dtype == pl.UInt64
+    assert keys.to_list() == [None if t is None else int.from_bytes(digest(t, **modes)[:8], "little") for t in TEXTS]
+
+
+@pytest.mark.parametrize("engine", ["in-memory", "streaming"])
+def test_a_lazy_query_hashes_every_batch(engine):
+    texts = [f"row {i}" * (i % 9) for i in range(20_000)]
+    lazy = pl.LazyFrame({"text": texts, "n": range(len(texts))})
+    out = (
+        lazy.filter(pl.col("n") % 3 != 0)
+        .with_columns(pl.col("text").blake3.digest().alias("d"))
+        .collect(engine=engine)
+    )
+    assert out.height == len(texts) - len(range(0, len(texts), 3))
+    assert all(d == digest(t) for t, d in zip(out["text"], out["d"]))
+
+
+def test_exact_deduplication_by_u64_keys():
+    texts = [f"doc {i % 1000}" for i in range(5000)]
+    df = pl.DataFrame({"text": texts}).with_columns(key=pl.col("text").blake3.u64())
+    assert df.unique("key").height == 1000 == df["text"].n_unique()
+
+
+def test_columns_of_every_kind_the_engine_takes():
+    df = pl.DataFrame(
+        {
+            "binary": pl.Series([b"\x00\xff", None, b"abc"], dtype=pl.Binary),
+            "category": pl.Series(["red", "blue", "red"], dtype=pl.Categorical),
+            "tokens": pl.Series([[1, 2, 3], [], None], dtype=pl.List(pl.Int32)),
+            "embedding": pl.Series(np.arange(6, dtype="<f4").reshape(3, 2), dtype=pl.Array(pl.Float32, 2)),
+        }
+    )
+    out = df.select(pl.all().blake3.digest())
+    assert out["binary"].to_list() == [digest(b"\x00\xff"), None, digest(b"abc")]
+    assert out["category"].to_list() == [digest("red"), digest("blue"), digest("red")]
+    assert out["tokens"].to_list() == [digest(np.array([1, 2, 3], "<i4").tobytes()), digest(b""), None]
+    assert out["embedding"].to_list() == [digest(np.arange(2 * i, 2 * i + 2, dtype="<f4").tobytes()) for i in range(3)]
+
+
+def test_series_methods_and_an_engine_of_ones_own():
+    series = pl.Series("text", TEXTS)
+    engine = bb.Engine(backend="cpu", threads=1)
+    assert series.blake3.digest(engine=engine).to_list() == [digest(t) for t in TEXTS]
+    assert series.blake3.digest(engine=engine).name == "text"
+    assert series.blake3.hexdigest(length=8).to_list() == [None if t is None else digest(t, 8).hex() for t in TEXTS]
+    assert series.blake3.u64(key=KEY).to_list()[0] == int.from_bytes(digest("alpha", key=KEY)[:8], "little")
+    empty = pl.Series("e", [], dtype=pl.String)
+    assert empty.blake3.digest().dtype == pl.Binary and len(empty.blake3.digest()) == 0
+    nulls = pl.Series("n", [None, None])  # dtype Null
+    assert nulls.blake3.digest().to_list() == [None, None]
+
+
+def test_bad_options_fail_when_the_expression_is_built_and_bad_columns_when_it_runs():
+    with pytest.raises(ValueError, match="32 bytes"):
+        pl.col("text").blake3.digest(key=b"short")
+    with pytest.raises(ValueError, match="length"):
+        pl.col("text").blake3.hexdigest(length=0)
+    with pytest.raises(TypeError):
+        pl.col("text").blake3.u64(length=8)
+    df = pl.DataFrame({"n": [1, 2]})
+    with pytest.raises(TypeError, match="cannot hash a column of type Int64"):
+        df.select(pl.col("n").blake3.digest())
