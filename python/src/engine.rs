@@ -25,6 +25,7 @@ use crate::lists::first_row_with_a_null_value;
 use crate::options::{type_name, Options};
 use crate::pinned::PyPinnedBuffer;
 use crate::reader::PyReader;
+use crate::tables::{column_of, one_column};
 
 /// A BLAKE3 batch engine: a backend (`"auto"`, `"cpu"` or `"gpu"`) and a
 /// number of threads, reused across calls and shared between threads.
@@ -755,10 +756,19 @@ where
     let python_type = column.getattr("type").ok();
     let column: AnyArray = column.extract()?;
     let field = column.field()?;
+    // A table of one column is read as that column.
+    let table_column = one_column(&field)?;
+    let is_table = table_column.is_some();
+    let field = table_column.unwrap_or(field);
     let shown_type = python_type
+        .filter(|_| !is_table)
         .and_then(|t| t.str().ok())
         .map(|t| t.to_string())
         .unwrap_or_else(|| field.data_type().to_string());
+    let column_of_table = |array: ArrayRef| match is_table {
+        true => column_of(&array),
+        false => Ok(array),
+    };
     if !is_hashable(field.data_type()) {
         return Err(PyTypeError::new_err(unsupported(&shown_type)));
     }
@@ -788,7 +798,7 @@ where
     };
     match column {
         AnyArray::Array(array) => {
-            let (array, _) = array.into_inner();
+            let array = column_of_table(array.into_inner().0)?;
             let data_type = output(array.len());
             let digests = py.detach(|| hash_one(&array, 0, &data_type))?;
             let output = Arc::new(Field::new(name, data_type, true));
@@ -798,7 +808,10 @@ where
         AnyArray::Stream(stream) => {
             // The stream is read with the GIL held (its producer may be
             // Python code); only the hashing runs without it.
-            let chunks = stream_chunks(stream)?;
+            let chunks = stream_chunks(stream)?
+                .into_iter()
+                .map(column_of_table)
+                .collect::<PyResult<Vec<_>>>()?;
             let data_type = output(chunks.iter().map(|chunk| chunk.len()).max().unwrap_or(0));
             let digests = py.detach(|| {
                 let first_rows = chunks.iter().scan(0, |next, chunk| {
@@ -866,10 +879,16 @@ fn path_list(paths: &Bound<'_, PyAny>) -> PyResult<Vec<Option<PathBuf>>> {
 fn arrow_paths(paths: &Bound<'_, PyAny>) -> PyResult<Vec<Option<PathBuf>>> {
     use arrow_array::cast::AsArray;
 
-    let chunks: Vec<ArrayRef> = match paths.extract::<AnyArray>()? {
+    let paths = paths.extract::<AnyArray>()?;
+    let is_table = one_column(paths.field()?.as_ref())?.is_some();
+    let mut chunks: Vec<ArrayRef> = match paths {
         AnyArray::Array(array) => vec![array.into_inner().0],
         AnyArray::Stream(stream) => stream_chunks(stream)?,
     };
+    if is_table {
+        // A table of one column of paths (a query's result) is that column.
+        chunks = chunks.iter().map(column_of).collect::<PyResult<_>>()?;
+    }
     let mut found = Vec::new();
     for chunk in &chunks {
         let path = |value: Option<&str>| value.map(PathBuf::from);

@@ -10,6 +10,7 @@ mod lists;
 mod options;
 mod pinned;
 mod reader;
+mod tables;
 
 use std::sync::Mutex;
 
