@@ -12,12 +12,13 @@ from __future__ import annotations
 import os
 from typing import Any, Iterable, List, Optional, Union
 
-from ._native import DigestIterator, Engine, PinnedBuffer, __version__, default_engine
+from ._native import ArrowDigestBatches, DigestIterator, Engine, PinnedBuffer, __version__, default_engine
 
 __all__ = [
     "Engine",
     "default_engine",
     "hash_arrow",
+    "hash_arrow_batches",
     "hash_arrow_u64",
     "hash_file",
     "hash_files",
@@ -76,6 +77,34 @@ def hash_arrow_u64(
     ``pyarrow.uint64`` values: compact keys for deduplication and joins.
     Nulls stay null."""
     return default_engine().hash_arrow_u64(column, key=key, derive_key=derive_key)
+
+
+def hash_arrow_batches(
+    source: Any,
+    *,
+    length: int = 32,
+    seek: int = 0,
+    hex: bool = False,
+    as_u64: bool = False,
+    key: Optional[Key] = None,
+    derive_key: Optional[str] = None,
+) -> ArrowDigestBatches:
+    """The outputs of an Arrow stream, a batch at a time: an iterator that
+    yields, for each batch of ``source``, what ``hash_arrow`` (or, with
+    ``as_u64=True``, ``hash_arrow_u64``) returns for it.
+
+    ``source`` is anything with ``__arrow_c_stream__`` (a chunked array, a
+    ``pyarrow.RecordBatchReader`` such as a Parquet or dataset scanner's, a
+    DuckDB query, a one-column table) or an iterable of Arrow arrays and
+    record batches (``pyarrow.parquet.ParquetFile.iter_batches``). Each
+    batch is read only when the previous one's output is taken, so a column
+    larger than memory is hashed in the memory of one batch. Options are
+    checked at the call; a batch that cannot be hashed raises when it is
+    reached (its rows counted within the batch).
+    """
+    return default_engine().hash_arrow_batches(
+        source, length=length, seek=seek, hex=hex, as_u64=as_u64, key=key, derive_key=derive_key
+    )
 
 
 def hash_many(

@@ -36,6 +36,17 @@ class Engine:
         key: Optional[_Key] = None,
         derive_key: Optional[str] = None,
     ) -> Union[pa.UInt64Array, pa.ChunkedArray]: ...
+    def hash_arrow_batches(
+        self,
+        source: Any,
+        *,
+        length: int = 32,
+        seek: int = 0,
+        hex: bool = False,
+        as_u64: bool = False,
+        key: Optional[_Key] = None,
+        derive_key: Optional[str] = None,
+    ) -> "ArrowDigestBatches": ...
     def hash_many(
         self,
         items: Iterable[Any],
@@ -112,6 +123,13 @@ class DigestIterator:
 
     def __iter__(self) -> "DigestIterator": ...
     def __next__(self) -> Union[bytes, str]: ...
+
+class ArrowDigestBatches:
+    """What ``hash_arrow_batches`` returns: one output array per input
+    batch, each batch read when the last one's output is taken."""
+
+    def __iter__(self) -> "ArrowDigestBatches": ...
+    def __next__(self) -> Union[pa.FixedSizeBinaryArray, pa.StringArray, pa.LargeStringArray, pa.UInt64Array]: ...
 
 class PinnedBuffer:
     """Bytes in pinned host memory of an engine's GPU (ordinary memory

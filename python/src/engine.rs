@@ -19,6 +19,7 @@ use crate::arrow::{
     digest_bytes, digest_into, hash_array, hash_array_u64, hex_array, hex_string, is_hashable,
     output_buffer, unsupported, Rows,
 };
+use crate::batches::ArrowDigestBatches;
 use crate::dictionary::first_key_out_of_range;
 use crate::errors::to_py;
 use crate::lists::first_row_with_a_null_value;
@@ -164,6 +165,50 @@ impl PyEngine {
                 _ => Ok(outputs),
             }))
         })
+    }
+
+    /// The outputs of an Arrow stream (a chunked array, a
+    /// `RecordBatchReader`, a DuckDB query, a one-column table) or of an
+    /// iterable of Arrow arrays and batches, as an iterator of one output
+    /// array per input batch, as `hash_arrow` (or, with `as_u64=True`,
+    /// `hash_arrow_u64`) gives it: each batch is read when the last one's
+    /// output is taken, so a column of any size needs one batch's memory.
+    #[pyo3(signature = (source, *, length = 32, seek = 0, hex = false, as_u64 = false, key = None, derive_key = None))]
+    // One Rust argument per Python keyword argument.
+    #[allow(clippy::too_many_arguments)]
+    fn hash_arrow_batches<'py>(
+        slf: &Bound<'py, Self>,
+        source: &Bound<'py, PyAny>,
+        length: usize,
+        seek: i128,
+        hex: bool,
+        as_u64: bool,
+        key: Option<&Bound<'py, PyAny>>,
+        derive_key: Option<&str>,
+    ) -> PyResult<ArrowDigestBatches> {
+        // Refused now, not at the first batch.
+        Options::parse(key, derive_key, length, seek)?;
+        slf.get().engine()?;
+        if as_u64 && (length, seek, hex) != (32, 0, false) {
+            return Err(PyValueError::new_err(
+                "as_u64=True gives each digest's first 8 bytes as uint64: leave length=, seek= and hex= out",
+            ));
+        }
+        let py = slf.py();
+        let options = PyDict::new(py);
+        if !as_u64 {
+            options.set_item("length", length)?;
+            options.set_item("seek", seek)?;
+            options.set_item("hex", hex)?;
+        }
+        options.set_item("key", key)?;
+        options.set_item("derive_key", derive_key)?;
+        let method = if as_u64 {
+            "hash_arrow_u64"
+        } else {
+            "hash_arrow"
+        };
+        ArrowDigestBatches::new(slf.clone().unbind(), source, method, options)
     }
 
     /// The first 8 bytes of each row's digest as a little-endian

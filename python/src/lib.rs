@@ -3,6 +3,7 @@
 //! helpers.
 
 mod arrow;
+mod batches;
 mod dictionary;
 mod engine;
 mod errors;
@@ -62,6 +63,7 @@ fn check_options(
 fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<PyEngine>()?;
     module.add_class::<engine::DigestIterator>()?;
+    module.add_class::<batches::ArrowDigestBatches>()?;
     module.add_class::<pinned::PyPinnedBuffer>()?;
     module.add_function(wrap_pyfunction!(default_engine, module)?)?;
     module.add_function(wrap_pyfunction!(check_options, module)?)?;
