@@ -78,6 +78,29 @@ def test_a_list_column_is_read_in_place_too():
         assert digests[row].as_py() == blake3.blake3(tokens[row * 256 : (row + 1) * 256].tobytes()).digest()
 
 
+@pytest.mark.skipif(not hasattr(__import__("os"), "sched_getaffinity"), reason="Linux /proc only")
+def test_a_stream_of_640_mib_is_hashed_in_the_memory_of_a_few_batches():
+    """hash_arrow_batches holds one batch (and its digests) at a time: over
+    40 batches of 16 MiB, each made fresh, peak memory grows by a few
+    batches, not by the stream."""
+
+    def batches():
+        for index in range(40):
+            yield column_of(16 * MiB, 256)[0]
+
+    engine = bb.Engine(backend="cpu")
+    next(engine.hash_arrow_batches(batches()))  # threads and code paged in
+    before = status_kib("VmRSS")
+    reset_peak()
+    rows = 0
+    for digests in engine.hash_arrow_batches(batches()):
+        rows += len(digests)
+    grown_kib = status_kib("VmHWM") - before
+    print(f"peak grew {grown_kib / 1024:.1f} MiB over a 640 MiB stream")
+    assert rows == 40 * 16 * MiB // 256
+    assert grown_kib < 4 * 16 * 1024, grown_kib
+
+
 def test_the_gil_is_released_while_a_batch_is_hashed():
     column, _ = column_of(256 * MiB, 64)
     engine = bb.Engine(backend="cpu", threads=1)
