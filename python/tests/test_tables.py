@@ -81,3 +81,14 @@ def test_hash_files_takes_a_table_of_one_column_of_paths(tmp_path):
     con.execute("create table files(path varchar)")
     con.executemany("insert into files values (?)", [[p] for p in paths])
     assert sorted(bb.hash_files(con.sql("select path from files"))) == sorted(expected)
+
+
+def test_pandas_series_and_one_column_data_frames():
+    pd = pytest.importorskip("pandas")
+    if not hasattr(pd.Series([], dtype=object), "__arrow_c_stream__"):
+        pytest.skip(f"pandas {pd.__version__} does not export Arrow streams")
+    series = pd.Series(TEXTS)
+    assert bb.hash_arrow(series).to_pylist() == digests(TEXTS)
+    assert bb.hash_arrow(pd.DataFrame({"text": series})).to_pylist() == digests(TEXTS)
+    categories = pd.Series(pd.Categorical(["red", None, "red", "blue"]))
+    assert bb.hash_arrow(categories).to_pylist() == digests(["red", None, "red", "blue"])
