@@ -199,4 +199,29 @@ pub enum ErrorKind {
         /// What was wrong with it.
         reason: String,
     },
+    /// An Arrow array of a type whose rows have no bytes to hash (feature
+    /// `arrow`).
+    #[error("cannot hash an Arrow array of type {data_type}: give binary, large binary, string, large string, binary view, string view or fixed-size binary values (or a dictionary of them), or a list, large list or fixed-size list of fixed-width numbers")]
+    ArrowType {
+        /// The array's type, as Arrow writes it.
+        data_type: String,
+    },
+    /// A row of an Arrow list array that is not null holds a null value,
+    /// whose bytes are undefined (feature `arrow`).
+    #[error("row {row} of the Arrow list array holds a null value, whose bytes are undefined: fill the nulls inside its lists (or drop those rows) before hashing")]
+    ArrowNullValue {
+        /// The row (of the array, from 0).
+        row: usize,
+    },
+    /// A valid key of an Arrow dictionary array names no value: the array
+    /// is malformed (feature `arrow`).
+    #[error("row {row} of the Arrow dictionary array has key {key}, but the dictionary holds {values} values: the array is malformed")]
+    ArrowDictionaryKey {
+        /// The row (of the array, from 0).
+        row: usize,
+        /// Its key.
+        key: i128,
+        /// How many values the dictionary holds.
+        values: usize,
+    },
 }

@@ -18,6 +18,8 @@
 //! ([`hash_records_into`]). An [`Engine`] fixes the backend and threads and
 //! is reused across batches; the free functions use a shared default engine.
 
+#[cfg(feature = "arrow")]
+mod arrow;
 mod blobs;
 mod calibrate;
 mod consts;
@@ -33,6 +35,12 @@ mod pinned;
 mod profile;
 mod scheduler;
 
+#[cfg(feature = "arrow")]
+pub use arrow::is_hashable_arrow_type;
+/// The `arrow-array` whose arrays [`Engine::hash_arrow`] takes (feature
+/// `arrow`).
+#[cfg(feature = "arrow")]
+pub use arrow_array;
 pub use blake3::{Hash, OutputReader};
 pub use blobs::Offset;
 pub use cpu::{CpuBackend, CPU_BACKEND_ENV};
@@ -73,6 +81,16 @@ pub fn keyed_hash_many<B: AsRef<[u8]> + Sync>(key: &[u8; 32], blobs: &[B]) -> Ve
 /// context is hashed once per batch.
 pub fn derive_key_many<B: AsRef<[u8]> + Sync>(context: &str, blobs: &[B]) -> Vec<[u8; 32]> {
     infallible(Engine::shared().derive_key_many(context, blobs))
+}
+
+/// The digest of every row of an Arrow array, read in place, on every core
+/// (feature `arrow`). See [`Engine::hash_arrow`].
+#[cfg(feature = "arrow")]
+pub fn hash_arrow(
+    mode: Mode,
+    array: &dyn arrow_array::Array,
+) -> Result<arrow_array::FixedSizeBinaryArray, Error> {
+    Engine::shared().hash_arrow(mode, array)
 }
 
 /// Hashes a slice of blobs into `out`, which needs one slot per blob.

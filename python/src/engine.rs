@@ -16,13 +16,11 @@ use pyo3_arrow::input::AnyArray;
 use pyo3_arrow::{PyArray, PyArrayReader, PyChunkedArray};
 
 use crate::arrow::{
-    digest_bytes, digest_into, hash_array, hash_array_u64, hex_array, hex_string, is_hashable,
-    output_buffer, unsupported, Rows,
+    hash_array, hash_array_u64, hex_array, hex_string, is_hashable, output_buffer, records_into,
+    unsupported,
 };
 use crate::batches::ArrowDigestBatches;
-use crate::dictionary::first_key_out_of_range;
 use crate::errors::to_py;
-use crate::lists::first_row_with_a_null_value;
 use crate::options::{type_name, Options};
 use crate::pinned::PyPinnedBuffer;
 use crate::reader::PyReader;
@@ -159,11 +157,11 @@ impl PyEngine {
         hash_column(py, column, output, move |array, output| {
             let mode = options.mode.as_mode();
             let outputs = hash_array(&engine, mode, (length, options.seek), array)?;
-            Some(outputs.and_then(|outputs| match output {
+            match output {
                 DataType::Utf8 => hex_array(&outputs, false),
                 DataType::LargeUtf8 => hex_array(&outputs, true),
                 _ => Ok(outputs),
-            }))
+            }
         })
     }
 
@@ -324,12 +322,15 @@ impl PyEngine {
             .map_err(|_| not_c_contiguous("records"))?;
         let [rows, size] = [typed.shape()[0], typed.shape()[1]];
         // Straight into the output buffer, as for Arrow columns.
-        let rows_of_records = Rows::records(data, size, rows);
+        let records = (data, size, rows);
         let mode = options.mode.as_mode();
         let output = (options.length, options.seek);
         let Some(out) = out else {
             let bytes = py
-                .detach(|| digest_bytes(&engine, mode, output, &rows_of_records))
+                .detach(|| {
+                    let mut bytes = output_buffer(rows, options.length)?;
+                    records_into(&engine, mode, output, records, &mut bytes).map(|()| bytes)
+                })
                 .map_err(to_py)?;
             return Ok(PyArray1::from_vec(py, bytes)
                 .reshape([rows, options.length])?
@@ -357,7 +358,7 @@ impl PyEngine {
                 "out overlaps the records: give it memory of its own",
             ));
         }
-        py.detach(|| digest_into(&engine, mode, output, &rows_of_records, slots))
+        py.detach(|| records_into(&engine, mode, output, records, slots))
             .map_err(to_py)?;
         drop(writable);
         Ok(out.clone())
@@ -785,7 +786,7 @@ fn hash_column<'py, F>(
     hash: F,
 ) -> PyResult<Bound<'py, PyAny>>
 where
-    F: Fn(&dyn arrow_array::Array, &DataType) -> Option<Result<ArrayRef, Error>> + Send + Sync,
+    F: Fn(&dyn arrow_array::Array, &DataType) -> Result<ArrayRef, Error> + Send + Sync,
 {
     let is_arrow = column.hasattr("__arrow_c_array__")? || column.hasattr("__arrow_c_stream__")?;
     if !is_arrow {
@@ -820,26 +821,22 @@ where
     let name = field.name().clone();
     // `first_row`: the array's first row in the column, for messages.
     let hash_one = |array: &ArrayRef, first_row: usize, output: &DataType| -> PyResult<ArrayRef> {
-        if let Some(row) = first_row_with_a_null_value(array.as_ref()) {
-            return Err(PyValueError::new_err(format!(
+        hash(array.as_ref(), output).map_err(|error| match error.kind() {
+            // The library's rows count within this array; the caller's
+            // within the column, and the type by the caller's name.
+            ErrorKind::ArrowNullValue { row } => PyValueError::new_err(format!(
                 "row {} of the {shown_type} column holds a null value, whose bytes are \
                  undefined: fill the nulls inside its lists (or drop those rows) before hashing",
                 first_row + row
-            )));
-        }
-        if let Some((row, key, values)) = first_key_out_of_range(array.as_ref()) {
-            return Err(PyValueError::new_err(format!(
+            )),
+            ErrorKind::ArrowDictionaryKey { row, key, values } => PyValueError::new_err(format!(
                 "row {} of the {shown_type} column has dictionary key {key}, but the \
                  dictionary holds {values} values: the array is malformed",
                 first_row + row
-            )));
-        }
-        match hash(array.as_ref(), output) {
-            Some(result) => result.map_err(to_py),
-            None => Err(PyTypeError::new_err(unsupported(
-                &array.data_type().to_string(),
-            ))),
-        }
+            )),
+            ErrorKind::ArrowType { .. } => PyTypeError::new_err(unsupported(&shown_type)),
+            _ => to_py(error),
+        })
     };
     match column {
         AnyArray::Array(array) => {

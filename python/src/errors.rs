@@ -3,7 +3,7 @@
 use std::io;
 
 use blake3_batch::{Error, ErrorKind};
-use pyo3::exceptions::{PyMemoryError, PyOSError, PyRuntimeError, PyValueError};
+use pyo3::exceptions::{PyMemoryError, PyOSError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::PyErr;
 
 /// Input the caller can fix (offsets, sizes, thread counts) is a
@@ -22,7 +22,10 @@ pub fn to_py(error: Error) -> PyErr {
         | ErrorKind::RecordSizeZero
         | ErrorKind::RecordSizeMismatch { .. }
         | ErrorKind::ZeroThreads
-        | ErrorKind::GpuMemoryBudget { .. } => PyValueError::new_err(error.to_string()),
+        | ErrorKind::GpuMemoryBudget { .. }
+        | ErrorKind::ArrowNullValue { .. }
+        | ErrorKind::ArrowDictionaryKey { .. } => PyValueError::new_err(error.to_string()),
+        ErrorKind::ArrowType { .. } => PyTypeError::new_err(error.to_string()),
         ErrorKind::OutOfMemory { .. } => PyMemoryError::new_err(error.to_string()),
         ErrorKind::Read { .. } | ErrorKind::FileChanged { .. } => {
             PyOSError::new_err(error.to_string())

@@ -4,10 +4,8 @@
 
 mod arrow;
 mod batches;
-mod dictionary;
 mod engine;
 mod errors;
-mod lists;
 mod options;
 mod pinned;
 mod reader;

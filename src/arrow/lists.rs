@@ -2,7 +2,7 @@
 //! stored as `list`, `large_list` or `fixed_size_list` of numbers — as
 //! rows of bytes: each row's values as they lie in the child array
 //! (little-endian, Arrow's layout), read in place. A row's digest is
-//! BLAKE3 of those bytes, as `blake3(numpy.asarray(row).tobytes())`.
+//! BLAKE3 of those bytes (in Python, `blake3(numpy.asarray(row).tobytes())`).
 
 use std::borrow::Cow;
 
@@ -10,13 +10,13 @@ use arrow_array::cast::AsArray;
 use arrow_array::{downcast_primitive_array, Array, OffsetSizeTrait};
 use arrow_schema::DataType;
 
-use crate::arrow::Rows;
+use super::rows::Rows;
 
 /// The byte width of one value of a list type whose rows can be hashed:
 /// a list of fixed-width numbers (integers, floats, decimals, dates,
 /// times, durations). `None` for any other type: a list of strings or of
 /// lists has no single byte layout, and booleans are bits.
-pub fn list_value_width(data_type: &DataType) -> Option<usize> {
+pub(super) fn list_value_width(data_type: &DataType) -> Option<usize> {
     match data_type {
         DataType::List(child) | DataType::LargeList(child) | DataType::FixedSizeList(child, _) => {
             child.data_type().primitive_width()
@@ -30,7 +30,7 @@ pub fn list_value_width(data_type: &DataType) -> Option<usize> {
 /// never negative, so they read the same unsigned; they count values and
 /// the engine's count bytes, so one-byte values keep the array's own
 /// offsets and wider ones get a scaled copy (8 bytes a row).
-pub fn list_rows(array: &dyn Array) -> Option<Rows<'_>> {
+pub(super) fn list_rows(array: &dyn Array) -> Option<Rows<'_>> {
     let width = list_value_width(array.data_type())?;
     Some(match array.data_type() {
         DataType::List(_) => {
@@ -60,7 +60,11 @@ pub fn list_rows(array: &dyn Array) -> Option<Rows<'_>> {
             // 0 starts at the first of them.
             let list = array.as_fixed_size_list();
             let data = value_bytes(list.values().as_ref())?;
-            Rows::records(data, list.value_length() as usize * width, list.len())
+            Rows::Records {
+                data,
+                size: list.value_length() as usize * width,
+                count: list.len(),
+            }
         }
         _ => return None,
     })
@@ -90,7 +94,7 @@ fn scaled_rows<'a, O: OffsetSizeTrait>(data: &'a [u8], offsets: &[O], width: usi
 /// The bytes under a null value are whatever its producer left there, so
 /// such a row has no digest to give. `None` where every valid row's values
 /// are valid (and for arrays that are not lists).
-pub fn first_row_with_a_null_value(array: &dyn Array) -> Option<usize> {
+pub(super) fn first_row_with_a_null_value(array: &dyn Array) -> Option<usize> {
     let (values, ranges): (_, Box<dyn Iterator<Item = (usize, usize)>>) = match array.data_type() {
         DataType::List(_) => {
             let list = array.as_list::<i32>();

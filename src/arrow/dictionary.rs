@@ -1,5 +1,5 @@
-//! Dictionary-encoded columns (pandas and Polars categoricals, Parquet's
-//! dictionary pages): a row's digest is its value's, as if the column were
+//! Dictionary-encoded arrays (pandas and Polars categoricals, Parquet's
+//! dictionary pages): a row's digest is its value's, as if the array were
 //! decoded. Each distinct value is hashed once and its output copied to
 //! every row that uses it; where the dictionary holds more values than the
 //! array has rows (a slice of a large shared dictionary), each row's value
@@ -9,43 +9,51 @@ use arrow_array::cast::AsArray;
 use arrow_array::{downcast_dictionary_array, AnyDictionaryArray, Array};
 use arrow_buffer::ArrowNativeType;
 use arrow_schema::DataType;
-use blake3_batch::{Engine, Error, Mode};
 
-use crate::arrow::{is_byte_type, output_buffer, Rows};
+use super::rows::{is_byte_type, Rows};
+use crate::{Engine, Error, ErrorKind, Mode};
 
 /// Whether a dictionary type's values can be hashed: binary or string
 /// values of any layout (not lists, whose null values need a check of
 /// their own, nor dictionaries of dictionaries).
-pub fn is_hashable_dictionary(data_type: &DataType) -> bool {
+pub(super) fn is_hashable_dictionary(data_type: &DataType) -> bool {
     matches!(data_type, DataType::Dictionary(_, values) if is_byte_type(values))
 }
 
-/// The first row of a dictionary array whose key is valid but names no
-/// value, with that key and the number of values: a producer's mistake
-/// that would otherwise be a digest of some other row's value. `None` for
-/// an array that is not a dictionary, or whose keys are all in range.
-pub fn first_key_out_of_range(array: &dyn Array) -> Option<(usize, i128, usize)> {
-    let values = array.as_any_dictionary_opt()?.values().len();
-    downcast_dictionary_array!(
+/// The error for the first row of a dictionary array whose key is valid
+/// but names no value: a producer's mistake (arrays from the C data
+/// interface are not validated) that would otherwise be a digest of some
+/// other row's value. `Ok` for an array that is not a dictionary, or whose
+/// keys are all in range.
+pub(super) fn check_keys(array: &dyn Array) -> Result<(), Error> {
+    let Some(dictionary) = array.as_any_dictionary_opt() else {
+        return Ok(());
+    };
+    let values = dictionary.values().len();
+    let bad = downcast_dictionary_array!(
         array => {
             let keys = array.keys();
             keys.values().iter().enumerate().find_map(|(row, key)| {
                 // `as_usize` would wrap a negative key; as i128 it stays below 0.
                 let key = key.to_i64().map_or(-1, i128::from);
                 let in_range = (0..values as i128).contains(&key);
-                (keys.is_valid(row) && !in_range).then_some((row, key, values))
+                (keys.is_valid(row) && !in_range).then_some((row, key))
             })
         }
         _ => None,
-    )
+    );
+    match bad {
+        Some((row, key)) => Err(ErrorKind::ArrowDictionaryKey { row, key, values }.into()),
+        None => Ok(()),
+    }
 }
 
 /// Writes `length` bytes of output from byte `seek` on of every row of a
 /// dictionary array into `out`, back to back (null rows get their
 /// value's, or nothing when there are no values; the caller zeroes them).
-/// Its keys must be in range (`first_key_out_of_range`). `None` for
-/// values that cannot be hashed.
-pub fn dictionary_outputs_into(
+/// Its keys must be in range ([`check_keys`]). `None` for values that
+/// cannot be hashed.
+pub(super) fn dictionary_outputs_into(
     engine: &Engine,
     mode: Mode,
     (length, seek): (usize, u64),
@@ -63,16 +71,14 @@ pub fn dictionary_outputs_into(
     }
     let keys = dictionary.normalized_keys();
     if values.len() > keys.len() {
-        let mut slices = Vec::with_capacity(keys.len());
-        for &key in &keys {
-            match value_rows.row(key) {
-                Ok(slice) => slices.push(slice),
-                Err(error) => return Some(Err(error)),
-            }
-        }
-        return Some(Rows::Slices(slices).hash_into(engine, mode, (length, seek), out));
+        let slices = keys.iter().map(|&key| value_rows.row(key));
+        return Some(
+            slices.collect::<Result<Vec<_>, _>>().and_then(|slices| {
+                Rows::Slices(slices).hash_into(engine, mode, (length, seek), out)
+            }),
+        );
     }
-    let hashed = output_buffer(values.len(), length).and_then(|mut value_outputs| {
+    let hashed = super::output_buffer(values.len(), length).and_then(|mut value_outputs| {
         value_rows.hash_into(engine, mode, (length, seek), &mut value_outputs)?;
         for (slot, &key) in out.chunks_exact_mut(length).zip(&keys) {
             slot.copy_from_slice(&value_outputs[key * length..(key + 1) * length]);

@@ -1,0 +1,196 @@
+//! Hashing arrow-rs arrays where they lie (feature `arrow`): the engine
+//! reads an array's own buffers — values and offsets, fixed-size values,
+//! views, a dictionary's values, a list's child values — and writes the
+//! outputs into the buffer of the array it returns.
+//!
+//! Which bytes a row is: a binary or string row its bytes; a row of a list
+//! of fixed-width numbers its values' bytes as Arrow lays them out
+//! (little-endian); a dictionary row its value's. Null rows get null
+//! outputs (zeros under the validity bitmap, which is the input's).
+
+mod dictionary;
+mod lists;
+mod rows;
+
+use arrow_array::cast::AsArray;
+use arrow_array::{Array, FixedSizeBinaryArray, UInt64Array};
+use arrow_buffer::{Buffer, NullBuffer, ScalarBuffer};
+use arrow_schema::DataType;
+
+use crate::{Engine, Error, ErrorKind, Mode};
+use dictionary::{check_keys, dictionary_outputs_into, is_hashable_dictionary};
+use lists::{first_row_with_a_null_value, list_value_width};
+use rows::{is_byte_type, Rows};
+
+/// Whether [`Engine::hash_arrow`] hashes arrays of this type: binary and
+/// string values of every layout (offsets, large offsets, views,
+/// fixed-size), dictionaries of them, lists (`List`, `LargeList`,
+/// `FixedSizeList`) of fixed-width numbers (integers, floats, decimals,
+/// dates, times, durations), and the null type (all rows null).
+pub fn is_hashable_arrow_type(data_type: &DataType) -> bool {
+    *data_type == DataType::Null
+        || is_byte_type(data_type)
+        || list_value_width(data_type).is_some()
+        || is_hashable_dictionary(data_type)
+}
+
+impl Engine {
+    /// The digest of every row of an Arrow array, read in place, as a
+    /// `FixedSizeBinaryArray` of 32 bytes a row with the input's nulls
+    /// (see [`Engine::hash_arrow_xof_at`]).
+    ///
+    /// ```
+    /// use blake3_batch::arrow_array::{Array, StringArray};
+    /// use blake3_batch::{Engine, Mode};
+    ///
+    /// let names = StringArray::from(vec![Some("ada"), None, Some("grace")]);
+    /// let digests = Engine::builder().build()?.hash_arrow(Mode::Hash, &names)?;
+    /// assert_eq!(digests.value(0), blake3::hash(b"ada").as_bytes());
+    /// assert!(digests.is_null(1));
+    /// # Ok::<(), blake3_batch::Error>(())
+    /// ```
+    pub fn hash_arrow(&self, mode: Mode, array: &dyn Array) -> Result<FixedSizeBinaryArray, Error> {
+        self.hash_arrow_xof_at(mode, array, 32, 0)
+    }
+
+    /// `length` bytes of output of every row of an Arrow array from byte
+    /// `seek` of BLAKE3's extended output on (a prefix of the digest up to
+    /// 32), as a `FixedSizeBinaryArray` of `length` bytes a row whose
+    /// validity is the input's (null rows hold zeros).
+    ///
+    /// The array is read where it lies; a list's offsets are scaled to
+    /// bytes first (8 bytes a row). Its type must pass
+    /// [`is_hashable_arrow_type`] (else [`ErrorKind::ArrowType`]); a null
+    /// value inside a list row that is not null is
+    /// [`ErrorKind::ArrowNullValue`], a dictionary key past its values
+    /// [`ErrorKind::ArrowDictionaryKey`], and offsets that decrease or run
+    /// past the values the errors [`Engine::hash_packed_into`] gives.
+    pub fn hash_arrow_xof_at(
+        &self,
+        mode: Mode,
+        array: &dyn Array,
+        length: usize,
+        seek: u64,
+    ) -> Result<FixedSizeBinaryArray, Error> {
+        check(array)?;
+        let width = i32::try_from(length).map_err(|_| ErrorKind::OutOfMemory {
+            what: format!("Arrow fixed-size binary rows of {length} bytes (at most 2^31 - 1)"),
+            bytes: length,
+        })?;
+        if length == 0 {
+            return Err(ErrorKind::XofLength.into());
+        }
+        let mut bytes = output_buffer(array.len(), length)?;
+        outputs_into(self, mode, (length, seek), array, &mut bytes)?;
+        let nulls = array.logical_nulls();
+        for row in null_rows(nulls.as_ref()) {
+            bytes[row * length..(row + 1) * length].fill(0);
+        }
+        Ok(FixedSizeBinaryArray::new(
+            width,
+            Buffer::from_vec(bytes),
+            nulls,
+        ))
+    }
+
+    /// The first 8 bytes of every row's digest, read little-endian, as a
+    /// `UInt64Array` with the input's nulls (null rows hold 0): compact
+    /// keys for deduplication and joins. Errors as
+    /// [`Engine::hash_arrow_xof_at`].
+    pub fn hash_arrow_u64(&self, mode: Mode, array: &dyn Array) -> Result<UInt64Array, Error> {
+        check(array)?;
+        let mut keys = Vec::new();
+        keys.try_reserve_exact(array.len())
+            .map_err(|_| ErrorKind::OutOfMemory {
+                what: format!("the keys ({} × 8 bytes)", array.len()),
+                bytes: array.len().saturating_mul(8),
+            })?;
+        keys.resize(array.len(), 0u64);
+        let out: &mut [u8] = to_bytes(&mut keys);
+        outputs_into(self, mode, (8, 0), array, out)?;
+        let nulls = array.logical_nulls();
+        for key in &mut keys {
+            *key = u64::from_le(*key);
+        }
+        for row in null_rows(nulls.as_ref()) {
+            keys[row] = 0;
+        }
+        Ok(UInt64Array::new(ScalarBuffer::from(keys), nulls))
+    }
+}
+
+/// The keys as their bytes, for the engine to write digest prefixes into.
+fn to_bytes(keys: &mut [u64]) -> &mut [u8] {
+    bytemuck::cast_slice_mut(keys)
+}
+
+/// The errors an array gets before anything is hashed: a type with no
+/// bytes to hash, a null value inside a list row, a dictionary key past
+/// its values.
+fn check(array: &dyn Array) -> Result<(), Error> {
+    if !is_hashable_arrow_type(array.data_type()) {
+        let data_type = array.data_type().to_string();
+        return Err(ErrorKind::ArrowType { data_type }.into());
+    }
+    if let Some(row) = first_row_with_a_null_value(array) {
+        return Err(ErrorKind::ArrowNullValue { row }.into());
+    }
+    check_keys(array)
+}
+
+/// Writes `length` bytes of every row's output from byte `seek` on into
+/// `out`, back to back, whatever the array's layout; where that fails,
+/// `out` is left all zeros. The array's type is one
+/// [`is_hashable_arrow_type`] accepts.
+fn outputs_into(
+    engine: &Engine,
+    mode: Mode,
+    output: (usize, u64),
+    array: &dyn Array,
+    out: &mut [u8],
+) -> Result<(), Error> {
+    let unhashable = || ErrorKind::ArrowType {
+        data_type: array.data_type().to_string(),
+    };
+    let hashed = match array.as_any_dictionary_opt() {
+        Some(dictionary) => dictionary_outputs_into(engine, mode, output, dictionary, out)
+            .unwrap_or_else(|| Err(unhashable().into())),
+        // Every row is null: nothing to hash, `out` stays zeros.
+        None if *array.data_type() == DataType::Null => Ok(()),
+        None => match Rows::of(array) {
+            Some(rows) => rows.hash_into(engine, mode, output, out),
+            None => Err(unhashable().into()),
+        },
+    };
+    if hashed.is_err() {
+        out.fill(0);
+    }
+    hashed
+}
+
+/// A zeroed buffer for `count` outputs of `length` bytes, or the error
+/// that says it is too large (extended outputs can ask for anything).
+fn output_buffer(count: usize, length: usize) -> Result<Vec<u8>, Error> {
+    let too_large = |bytes| ErrorKind::OutOfMemory {
+        what: format!("the output ({count} × {length} bytes)"),
+        bytes,
+    };
+    let bytes = count
+        .checked_mul(length)
+        .ok_or_else(|| too_large(usize::MAX))?;
+    let mut buffer = Vec::new();
+    buffer
+        .try_reserve_exact(bytes)
+        .map_err(|_| too_large(bytes))?;
+    buffer.resize(bytes, 0);
+    Ok(buffer)
+}
+
+/// The rows that are null.
+fn null_rows(nulls: Option<&NullBuffer>) -> impl Iterator<Item = usize> + '_ {
+    nulls
+        .into_iter()
+        .flat_map(|nulls| nulls.iter().enumerate())
+        .filter(|(_, valid)| !valid)
+        .map(|(row, _)| row)
+}

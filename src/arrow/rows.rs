@@ -1,0 +1,197 @@
+//! The rows of a binary, string or list array as the engine reads them,
+//! borrowed from the array's buffers: Arrow's offsets as packed offsets,
+//! fixed-size values as records, views as slices.
+
+use std::borrow::Cow;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::{BinaryViewType, ByteViewType, StringViewType};
+use arrow_array::{Array, GenericByteViewArray};
+use arrow_buffer::Buffer;
+use arrow_schema::DataType;
+
+use super::lists::list_rows;
+use crate::{Engine, Error, ErrorKind, Mode};
+
+/// Whether values of this type are bytes (binary or string, of any
+/// layout).
+pub(super) fn is_byte_type(data_type: &DataType) -> bool {
+    matches!(
+        data_type,
+        DataType::Binary
+            | DataType::LargeBinary
+            | DataType::Utf8
+            | DataType::LargeUtf8
+            | DataType::BinaryView
+            | DataType::Utf8View
+            | DataType::FixedSizeBinary(_)
+    )
+}
+
+/// The rows of one array, borrowed from its buffers.
+pub(super) enum Rows<'a> {
+    /// Arrow offsets into one values buffer (Binary/String: i32 as u32).
+    Packed32 { data: &'a [u8], offsets: &'a [u32] },
+    /// LargeBinary/LargeString offsets (i64 as u64), or a list's offsets
+    /// counted in bytes.
+    Packed64 {
+        data: &'a [u8],
+        offsets: Cow<'a, [u64]>,
+    },
+    /// FixedSizeBinary values (or fixed-size lists), back to back.
+    Records {
+        data: &'a [u8],
+        size: usize,
+        count: usize,
+    },
+    /// BinaryView/StringView values (inline or in data buffers); null rows
+    /// are read as empty.
+    Slices(Vec<&'a [u8]>),
+}
+
+impl<'a> Rows<'a> {
+    /// The rows of a binary, string or list-of-numbers array; `None` for
+    /// any other.
+    pub(super) fn of(array: &'a dyn Array) -> Option<Rows<'a>> {
+        Some(match array.data_type() {
+            DataType::Binary => {
+                let array = array.as_binary::<i32>();
+                packed32(array.values(), array.value_offsets())
+            }
+            DataType::Utf8 => {
+                let array = array.as_string::<i32>();
+                packed32(array.values(), array.value_offsets())
+            }
+            DataType::LargeBinary => {
+                let array = array.as_binary::<i64>();
+                packed64(array.values(), array.value_offsets())
+            }
+            DataType::LargeUtf8 => {
+                let array = array.as_string::<i64>();
+                packed64(array.values(), array.value_offsets())
+            }
+            DataType::FixedSizeBinary(_) => {
+                let array = array.as_fixed_size_binary();
+                Rows::Records {
+                    data: array.value_data(),
+                    size: array.value_length() as usize,
+                    count: array.len(),
+                }
+            }
+            DataType::BinaryView => views(array.as_byte_view::<BinaryViewType>()),
+            DataType::Utf8View => views(array.as_byte_view::<StringViewType>()),
+            _ => return list_rows(array),
+        })
+    }
+
+    pub(super) fn len(&self) -> usize {
+        match self {
+            Rows::Packed32 { offsets, .. } => offsets.len().saturating_sub(1),
+            Rows::Packed64 { offsets, .. } => offsets.len().saturating_sub(1),
+            Rows::Records { count, .. } => *count,
+            Rows::Slices(slices) => slices.len(),
+        }
+    }
+
+    /// Row `row`'s bytes, or the error that says why the array's offsets
+    /// or records do not hold it (as the engine would report them).
+    pub(super) fn row(&self, row: usize) -> Result<&'a [u8], Error> {
+        let (data, start, end) = match self {
+            Rows::Packed32 { data, offsets } => {
+                (*data, u64::from(offsets[row]), u64::from(offsets[row + 1]))
+            }
+            Rows::Packed64 { data, offsets } => (*data, offsets[row], offsets[row + 1]),
+            Rows::Records { data, size, .. } => {
+                (*data, (row * size) as u64, ((row + 1) * size) as u64)
+            }
+            Rows::Slices(slices) => return Ok(slices[row]),
+        };
+        let index = row + 1;
+        if end < start {
+            Err(ErrorKind::OffsetsDecrease {
+                index,
+                previous: start,
+                offset: end,
+            }
+            .into())
+        } else if end > data.len() as u64 {
+            Err(ErrorKind::OffsetOutOfBounds {
+                index,
+                offset: end,
+                data_len: data.len(),
+            }
+            .into())
+        } else {
+            Ok(&data[start as usize..end as usize])
+        }
+    }
+
+    /// Writes `length` bytes of output from byte `seek` on of every row
+    /// into `out`, back to back (`len() * length` bytes): a piece of the
+    /// digest within its 32 bytes, BLAKE3's extended output beyond.
+    pub(super) fn hash_into(
+        &self,
+        engine: &Engine,
+        mode: Mode,
+        (length, seek): (usize, u64),
+        out: &mut [u8],
+    ) -> Result<(), Error> {
+        if self.len() == 0 {
+            // An empty slice of an array may keep an offset past its values
+            // (as pyarrow makes them): there is nothing to check or hash.
+            return Ok(());
+        }
+        match self {
+            Rows::Packed32 { data, offsets } => {
+                engine.hash_packed_xof_at_into(mode, data, offsets, length, seek, out)
+            }
+            Rows::Packed64 { data, offsets } => {
+                engine.hash_packed_xof_at_into(mode, data, &offsets[..], length, seek, out)
+            }
+            // Records of 0 bytes are all the empty input; the engine wants a
+            // record size of at least 1.
+            Rows::Records { size: 0, count, .. } => {
+                let empty: Vec<&[u8]> = vec![&[]; *count];
+                engine.hash_slices_xof_at_into(mode, &empty, length, seek, out)
+            }
+            Rows::Records { data, size, count } => {
+                let records = count.checked_mul(*size).and_then(|bytes| data.get(..bytes));
+                let records = records.ok_or(ErrorKind::RecordSizeMismatch {
+                    data_len: data.len(),
+                    record_size: *size,
+                })?;
+                engine.hash_records_xof_at_into(mode, records, *size, length, seek, out)
+            }
+            Rows::Slices(slices) => engine.hash_slices_xof_at_into(mode, slices, length, seek, out),
+        }
+    }
+}
+
+fn packed32<'a>(values: &'a Buffer, offsets: &'a [i32]) -> Rows<'a> {
+    Rows::Packed32 {
+        data: values.as_slice(),
+        // Arrow offsets are never negative, so i32 and u32 read the same.
+        offsets: bytemuck::cast_slice(offsets),
+    }
+}
+
+fn packed64<'a>(values: &'a Buffer, offsets: &'a [i64]) -> Rows<'a> {
+    Rows::Packed64 {
+        data: values.as_slice(),
+        offsets: Cow::Borrowed(bytemuck::cast_slice(offsets)),
+    }
+}
+
+fn views<T: ByteViewType + ?Sized>(array: &GenericByteViewArray<T>) -> Rows<'_> {
+    Rows::Slices(
+        (0..array.len())
+            .map(|row| {
+                if array.is_null(row) {
+                    &[][..]
+                } else {
+                    array.value(row).as_ref()
+                }
+            })
+            .collect(),
+    )
+}

@@ -1,0 +1,395 @@
+//! `Engine::hash_arrow` (feature `arrow`): every Arrow layout it reads —
+//! binary and string offsets, large offsets, views, fixed-size binary,
+//! dictionaries, lists of numbers, the null type — against the `blake3`
+//! crate and the official vectors, with nulls, slices and every engine
+//! here; and the errors of arrays it cannot hash.
+
+mod common;
+
+use std::sync::Arc;
+
+use blake3_batch::arrow_array::builder::{
+    BinaryViewBuilder, FixedSizeBinaryBuilder, LargeBinaryBuilder, StringBuilder,
+};
+use blake3_batch::arrow_array::types::{Float64Type, Int32Type, Int8Type, UInt16Type};
+use blake3_batch::arrow_array::{
+    Array, ArrayRef, BinaryArray, DictionaryArray, FixedSizeListArray, Int32Array, LargeListArray,
+    ListArray, NullArray, PrimitiveArray, StringArray, StructArray,
+};
+use blake3_batch::{ErrorKind, Mode};
+use common::{all_engines, reference, reference_xof_at, vector_input, vectors, xorshift};
+
+use arrow_buffer::{NullBuffer, OffsetBuffer, ScalarBuffer};
+use arrow_schema::{DataType, Field};
+
+/// The digests an array of these rows must get (`None`: a null row).
+fn expected(mode: Mode, rows: &[Option<Vec<u8>>]) -> Vec<Option<[u8; 32]>> {
+    rows.iter()
+        .map(|row| row.as_ref().map(|bytes| reference(mode, bytes)))
+        .collect()
+}
+
+/// The digests `hash_arrow` gave, row by row.
+fn digests(engine: &blake3_batch::Engine, mode: Mode, array: &dyn Array) -> Vec<Option<[u8; 32]>> {
+    let out = engine.hash_arrow(mode, array).unwrap();
+    assert_eq!(out.len(), array.len());
+    (0..out.len())
+        .map(|row| {
+            if out.is_null(row) {
+                assert_eq!(out.value(row), [0; 32], "a null row holds zeros");
+                None
+            } else {
+                Some(out.value(row).try_into().unwrap())
+            }
+        })
+        .collect()
+}
+
+/// Rows of random lengths (some past a chunk), every fifth null.
+fn random_rows(seed: u64, count: usize) -> Vec<Option<Vec<u8>>> {
+    let mut next = xorshift(seed);
+    (0..count)
+        .map(|index| {
+            let len = match next() % 4 {
+                0 => next() % 65,
+                1 => next() % 1025,
+                2 => 1024 + next() % 3000,
+                _ => 0,
+            } as usize;
+            (index % 5 != 3).then(|| (0..len).map(|_| next() as u8).collect())
+        })
+        .collect()
+}
+
+/// The same rows in every byte layout Arrow has.
+fn byte_arrays(rows: &[Option<Vec<u8>>]) -> Vec<(&'static str, ArrayRef)> {
+    let slices: Vec<Option<&[u8]>> = rows.iter().map(|row| row.as_deref()).collect();
+    let mut large = LargeBinaryBuilder::new();
+    let mut views = BinaryViewBuilder::new();
+    for row in &slices {
+        large.append_option(*row);
+        views.append_option(*row);
+    }
+    vec![
+        (
+            "binary",
+            Arc::new(BinaryArray::from(slices.clone())) as ArrayRef,
+        ),
+        ("large binary", Arc::new(large.finish())),
+        ("binary view", Arc::new(views.finish())),
+    ]
+}
+
+#[test]
+fn every_byte_layout_with_nulls_and_slices_on_every_engine() {
+    let rows = random_rows(7, 300);
+    let vectors = vectors();
+    for (name, engine) in all_engines() {
+        for mode in vectors.modes() {
+            for (layout, array) in byte_arrays(&rows) {
+                let what = format!("{name} {mode:?} {layout}");
+                assert_eq!(
+                    digests(engine, mode, &array),
+                    expected(mode, &rows),
+                    "{what}"
+                );
+                let slice = array.slice(17, 150);
+                assert_eq!(
+                    digests(engine, mode, &slice),
+                    expected(mode, &rows[17..167]),
+                    "{what}, sliced"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn strings_and_fixed_size_binary() {
+    let words = [Some("ada"), None, Some(""), Some("grace hopper")];
+    let strings = StringArray::from(words.to_vec());
+    let mut builder = StringBuilder::new();
+    words.iter().for_each(|word| builder.append_option(*word));
+    let rows: Vec<Option<Vec<u8>>> = words
+        .iter()
+        .map(|w| w.map(|w| w.as_bytes().to_vec()))
+        .collect();
+    let engine = &all_engines()[0].1;
+    assert_eq!(
+        digests(engine, Mode::Hash, &strings),
+        expected(Mode::Hash, &rows)
+    );
+    assert_eq!(
+        digests(engine, Mode::Hash, &builder.finish()),
+        expected(Mode::Hash, &rows)
+    );
+
+    let mut fixed = FixedSizeBinaryBuilder::new(5);
+    let records: Vec<Option<Vec<u8>>> = (0..40u8)
+        .map(|i| (i % 7 != 2).then(|| vec![i, i ^ 0x55, 3, 4, 5]))
+        .collect();
+    for record in &records {
+        match record {
+            Some(bytes) => fixed.append_value(bytes).unwrap(),
+            None => fixed.append_null(),
+        }
+    }
+    let fixed = fixed.finish();
+    let key = [9u8; 32];
+    let mode = Mode::KeyedHash(&key);
+    assert_eq!(digests(engine, mode, &fixed), expected(mode, &records));
+    assert_eq!(
+        digests(engine, mode, &fixed.slice(3, 20)),
+        expected(mode, &records[3..23])
+    );
+}
+
+#[test]
+fn every_official_vector_as_a_binary_column_with_extended_output() {
+    let vectors = vectors();
+    let inputs: Vec<Vec<u8>> = vectors
+        .cases
+        .iter()
+        .map(|case| vector_input(case.input_len))
+        .collect();
+    let column = BinaryArray::from(
+        inputs
+            .iter()
+            .map(|input| Some(input.as_slice()))
+            .collect::<Vec<_>>(),
+    );
+    for (name, engine) in all_engines() {
+        for (index, mode) in vectors.modes().into_iter().enumerate() {
+            let digests = engine.hash_arrow(mode, &column).unwrap();
+            let outputs = engine.hash_arrow_xof_at(mode, &column, 131, 0).unwrap();
+            let keys = engine.hash_arrow_u64(mode, &column).unwrap();
+            for (row, case) in vectors.cases.iter().enumerate() {
+                let what = format!("{name} {mode:?} len {}", case.input_len);
+                assert_eq!(digests.value(row), case.expected(mode), "{what}");
+                assert_eq!(outputs.value(row), case.extended[index], "{what}");
+                let key = u64::from_le_bytes(case.expected(mode)[..8].try_into().unwrap());
+                assert_eq!(keys.value(row), key, "{what}");
+            }
+            // From a byte past the start, as b3sum --seek.
+            let far = engine
+                .hash_arrow_xof_at(mode, &column, 40, 1 << 33)
+                .unwrap();
+            for (row, input) in inputs.iter().enumerate().step_by(7) {
+                assert_eq!(
+                    far.value(row),
+                    reference_xof_at(mode, input, 40, 1 << 33),
+                    "{name}"
+                );
+            }
+        }
+    }
+}
+
+/// The values of `rows` (lists of `i32`, `None` a null row) as one child
+/// array with `lead` values before the first row, and the list offsets.
+fn int_lists(rows: &[Option<Vec<i32>>], lead: usize) -> (Int32Array, Vec<i32>) {
+    let mut values: Vec<i32> = (0..lead as i32).map(|i| -i).collect();
+    let mut offsets = vec![lead as i32];
+    for row in rows {
+        values.extend(row.iter().flatten());
+        offsets.push(values.len() as i32);
+    }
+    (Int32Array::from(values), offsets)
+}
+
+fn list_rows(seed: u64, count: usize, fixed: Option<usize>) -> Vec<Option<Vec<i32>>> {
+    let mut next = xorshift(seed);
+    (0..count)
+        .map(|index| {
+            let len = fixed.unwrap_or_else(|| (next() % 700) as usize);
+            (index % 6 != 4).then(|| (0..len).map(|_| next() as i32).collect())
+        })
+        .collect()
+}
+
+/// Each row's values as their little-endian bytes.
+fn le_bytes(rows: &[Option<Vec<i32>>]) -> Vec<Option<Vec<u8>>> {
+    rows.iter()
+        .map(|row| {
+            row.as_ref()
+                .map(|values| values.iter().flat_map(|v| v.to_le_bytes()).collect())
+        })
+        .collect()
+}
+
+#[test]
+fn lists_of_numbers_hash_their_values_bytes_on_every_engine() {
+    let rows = list_rows(11, 120, None);
+    let (values, offsets) = int_lists(&rows, 3);
+    let nulls = NullBuffer::from(rows.iter().map(Option::is_some).collect::<Vec<_>>());
+    let field = Arc::new(Field::new("item", DataType::Int32, true));
+    let list = ListArray::new(
+        field.clone(),
+        OffsetBuffer::new(ScalarBuffer::from(offsets.clone())),
+        Arc::new(values.clone()),
+        Some(nulls.clone()),
+    );
+    let large_offsets: Vec<i64> = offsets.iter().map(|&o| i64::from(o)).collect();
+    let large = LargeListArray::new(
+        field.clone(),
+        OffsetBuffer::new(ScalarBuffer::from(large_offsets)),
+        Arc::new(values),
+        Some(nulls),
+    );
+    let fixed_rows = list_rows(12, 50, Some(300));
+    // A fixed-size list keeps its size's values under a null row too.
+    let fixed_values: Vec<i32> = fixed_rows
+        .iter()
+        .flat_map(|row| row.clone().unwrap_or_else(|| vec![-1; 300]))
+        .collect();
+    let fixed_values = Int32Array::from(fixed_values);
+    let fixed_nulls = NullBuffer::from(fixed_rows.iter().map(Option::is_some).collect::<Vec<_>>());
+    let fixed = FixedSizeListArray::new(field, 300, Arc::new(fixed_values), Some(fixed_nulls));
+    for (name, engine) in all_engines() {
+        let mode = Mode::DeriveKey("blake3-batch 2026-12-05 arrow lists");
+        let want = expected(mode, &le_bytes(&rows));
+        assert_eq!(digests(engine, mode, &list), want, "{name} list");
+        assert_eq!(digests(engine, mode, &large), want, "{name} large list");
+        assert_eq!(
+            digests(engine, mode, &list.slice(5, 90)),
+            want[5..95],
+            "{name} sliced"
+        );
+        let want_fixed = expected(mode, &le_bytes(&fixed_rows));
+        assert_eq!(
+            digests(engine, mode, &fixed),
+            want_fixed,
+            "{name} fixed-size list"
+        );
+        assert_eq!(
+            digests(engine, mode, &fixed.slice(7, 9)),
+            want_fixed[7..16],
+            "{name}"
+        );
+    }
+}
+
+#[test]
+fn lists_of_other_widths_and_of_one_byte() {
+    let engine = &all_engines()[0].1;
+    let floats = ListArray::from_iter_primitive::<Float64Type, _, _>(vec![
+        Some(vec![Some(1.5), Some(-0.0)]),
+        Some(vec![]),
+    ]);
+    let bytes: Vec<u8> = [1.5f64, -0.0]
+        .iter()
+        .flat_map(|v| v.to_le_bytes())
+        .collect();
+    let want = expected(Mode::Hash, &[Some(bytes), Some(vec![])]);
+    assert_eq!(digests(engine, Mode::Hash, &floats), want);
+    let small =
+        ListArray::from_iter_primitive::<Int8Type, _, _>(vec![Some(vec![Some(-1), Some(2)])]);
+    assert_eq!(
+        digests(engine, Mode::Hash, &small),
+        expected(Mode::Hash, &[Some(vec![0xFF, 2])])
+    );
+}
+
+#[test]
+fn dictionaries_hash_each_rows_value_with_few_or_many_values() {
+    let values = BinaryArray::from(vec![
+        Some(&b"red"[..]),
+        Some(&[7u8; 2000][..]),
+        None,
+        Some(&b""[..]),
+    ]);
+    let keys = PrimitiveArray::<UInt16Type>::from(vec![
+        Some(0),
+        Some(1),
+        None,
+        Some(3),
+        Some(2),
+        Some(1),
+        Some(0),
+    ]);
+    let dictionary = DictionaryArray::new(keys, Arc::new(values.clone()));
+    let value = |key: Option<u16>| {
+        key.and_then(|key| {
+            values
+                .is_valid(key as usize)
+                .then(|| values.value(key as usize).to_vec())
+        })
+    };
+    let rows: Vec<Option<Vec<u8>>> = dictionary.keys().iter().map(value).collect();
+    for (name, engine) in all_engines() {
+        let want = expected(Mode::Hash, &rows);
+        assert_eq!(
+            digests(engine, Mode::Hash, &dictionary),
+            want,
+            "{name}: fewer values than rows"
+        );
+        assert_eq!(
+            digests(engine, Mode::Hash, &dictionary.slice(4, 2)),
+            want[4..6],
+            "{name}: more"
+        );
+        let keys = engine.hash_arrow_u64(Mode::Hash, &dictionary).unwrap();
+        for (row, want) in want.iter().enumerate() {
+            let key = want.map(|digest| u64::from_le_bytes(digest[..8].try_into().unwrap()));
+            assert_eq!(
+                keys.is_valid(row).then(|| keys.value(row)),
+                key,
+                "{name} row {row}"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_null_type_gives_null_outputs() {
+    let engine = &all_engines()[0].1;
+    let out = engine.hash_arrow(Mode::Hash, &NullArray::new(3)).unwrap();
+    assert_eq!((out.len(), out.null_count()), (3, 3));
+}
+
+#[test]
+fn arrays_that_cannot_be_hashed_are_typed_errors() {
+    let engine = &all_engines()[0].1;
+    let numbers = Int32Array::from(vec![1, 2]);
+    let error = engine.hash_arrow(Mode::Hash, &numbers).unwrap_err();
+    assert!(
+        matches!(error.kind(), ErrorKind::ArrowType { data_type } if data_type == "Int32"),
+        "{error}"
+    );
+
+    let strings = Arc::new(StringArray::from(vec!["a"])) as ArrayRef;
+    let table = StructArray::from(vec![(
+        Arc::new(Field::new("a", DataType::Utf8, true)),
+        strings,
+    )]);
+    let error = engine.hash_arrow_u64(Mode::Hash, &table).unwrap_err();
+    assert!(
+        matches!(error.kind(), ErrorKind::ArrowType { .. }),
+        "{error}"
+    );
+
+    let holes = ListArray::from_iter_primitive::<Int32Type, _, _>(vec![
+        Some(vec![Some(1)]),
+        None,
+        Some(vec![Some(2), None]),
+    ]);
+    let error = engine.hash_arrow(Mode::Hash, &holes).unwrap_err();
+    assert!(
+        matches!(error.kind(), ErrorKind::ArrowNullValue { row: 2 }),
+        "{error}"
+    );
+
+    // (A dictionary key past its values, which only an unvalidated array
+    // can hold, is refused too: python/tests/test_dictionary.py builds one.)
+    let error = engine
+        .hash_arrow_xof_at(Mode::Hash, &StringArray::from(vec!["a"]), 0, 0)
+        .unwrap_err();
+    assert!(matches!(error.kind(), ErrorKind::XofLength), "{error}");
+}
+
+#[test]
+fn the_free_function_uses_the_shared_engine() {
+    let column = StringArray::from(vec!["x"]);
+    let out = blake3_batch::hash_arrow(Mode::Hash, &column).unwrap();
+    assert_eq!(out.value(0), blake3::hash(b"x").as_bytes());
+}
