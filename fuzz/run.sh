@@ -9,7 +9,7 @@ cd "$(dirname "$0")"
 seconds=${1:-30}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(packed records_and_slices extended invalid_input profile check_lines)
+[ ${#targets[@]} -gt 0 ] || targets=(packed records_and_slices extended invalid_input profile check_lines arrow)
 
 if ! cargo +nightly --version >/dev/null 2>&1; then
     echo "fuzz: skipped, no nightly toolchain (rustup toolchain install nightly)"

@@ -3,11 +3,33 @@ import pathlib
 import threading
 import time
 
+import blake3
 import pytest
 
 import blake3_batch as bb
 
 VECTORS = pathlib.Path(__file__).resolve().parents[2] / "tests" / "data" / "blake3_test_vectors.json"
+
+# The key and context the differential tests hash with in keyed and key
+# derivation modes ("hash", "keyed_hash", "derive_key").
+KEY = bytes(range(32))
+CONTEXT = "blake3-batch 2026-11-26 property tests"
+
+
+def reference(data, mode="hash", length=32, seek=0):
+    """blake3-py's output of `data` in `mode`: `length` bytes from `seek`."""
+    if mode == "keyed_hash":
+        hasher = blake3.blake3(data, key=KEY)
+    elif mode == "derive_key":
+        hasher = blake3.blake3(data, derive_key_context=CONTEXT)
+    else:
+        hasher = blake3.blake3(data)
+    return hasher.digest(length, seek=seek)
+
+
+def kwargs_of(mode):
+    """The keyword arguments that select `mode` with KEY and CONTEXT."""
+    return {"keyed_hash": {"key": KEY}, "derive_key": {"derive_key": CONTEXT}}.get(mode, {})
 
 
 @pytest.fixture(scope="session")

@@ -1,16 +1,13 @@
 """Random columns of every supported Arrow type, with nulls, slices and
 chunks, in all modes and digest lengths, equal blake3-py row by row."""
 
-import blake3
 import numpy as np
 import pyarrow as pa
+from conftest import kwargs_of, reference
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import blake3_batch as bb
-
-KEY = bytes(range(32))
-CONTEXT = "blake3-batch 2026-11-26 property tests"
 
 ARROW_TYPES = [
     pa.binary(),
@@ -25,20 +22,6 @@ ARROW_TYPES = [
 lengths = st.one_of(st.integers(0, 80), st.integers(0, 1100), st.integers(0, 5000))
 rows = st.lists(st.one_of(st.none(), lengths), max_size=200)
 modes = st.sampled_from(["hash", "keyed_hash", "derive_key"])
-
-
-def reference(data, mode, length, seek=0):
-    if mode == "keyed_hash":
-        hasher = blake3.blake3(data, key=KEY)
-    elif mode == "derive_key":
-        hasher = blake3.blake3(data, derive_key_context=CONTEXT)
-    else:
-        hasher = blake3.blake3(data)
-    return hasher.digest(length, seek=seek)
-
-
-def kwargs_of(mode):
-    return {"keyed_hash": {"key": KEY}, "derive_key": {"derive_key": CONTEXT}}.get(mode, {})
 
 
 def values_of(row_lengths, seed, text):

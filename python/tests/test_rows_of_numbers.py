@@ -7,14 +7,11 @@ import blake3
 import numpy as np
 import pyarrow as pa
 import pytest
-from conftest import engines
+from conftest import engines, kwargs_of, reference
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import blake3_batch as bb
-
-KEY = bytes(range(32))
-CONTEXT = "blake3-batch 2026-12-05 rows of numbers"
 
 # Every width Arrow's fixed-width types come in, through types of each
 # family (bytes of any pattern are valid values of all of them).
@@ -36,20 +33,6 @@ VALUE_TYPES = [
     pa.decimal256(60, 2),
 ]
 LIST_KINDS = ["list", "large_list", "fixed_size_list"]
-
-
-def reference(data, mode="hash", length=32, seek=0):
-    if mode == "keyed_hash":
-        hasher = blake3.blake3(data, key=KEY)
-    elif mode == "derive_key":
-        hasher = blake3.blake3(data, derive_key_context=CONTEXT)
-    else:
-        hasher = blake3.blake3(data)
-    return hasher.digest(length, seek=seek)
-
-
-def kwargs_of(mode):
-    return {"keyed_hash": {"key": KEY}, "derive_key": {"derive_key": CONTEXT}}.get(mode, {})
 
 
 def list_column(kind, value_type, counts, valid, rng, skip_values=0, list_size=None):
