@@ -130,9 +130,10 @@ impl PyEngine {
 
     /// Digests of an Arrow array or chunked array of binary or string
     /// values (or a dictionary of them), or of lists of fixed-width numbers
-    /// (each row's values as bytes), read in place: a `pyarrow.FixedSizeBinaryArray` of `length`
-    /// bytes a row (a `ChunkedArray` with one chunk per input chunk for a
-    /// stream), nulls kept null; with `hex=True` a `pyarrow.string` array of
+    /// (each row's values as bytes), read in place: a
+    /// `pyarrow.FixedSizeBinaryArray` of `length` bytes a row (a
+    /// `ChunkedArray` with one chunk per input chunk for a stream), nulls
+    /// kept null; with `hex=True` a `pyarrow.string` array of
     /// lowercase hex (`large_string` past 2 GiB of digits in an array).
     #[pyo3(signature = (column, *, length = 32, seek = 0, hex = false, key = None, derive_key = None))]
     // One Rust argument per Python keyword argument.
@@ -295,9 +296,9 @@ impl PyEngine {
 
     /// Digests of the records of a C-contiguous NumPy array (any dtype
     /// without Python objects, one record a row along its first axis,
-    /// hashed as `records[i].tobytes()`): a new `(n, length)` `uint8` array, or `out` (a
-    /// writable C-contiguous `(n, length)` `uint8` array) filled and
-    /// returned.
+    /// hashed as `records[i].tobytes()`): a new `(n, length)` `uint8`
+    /// array, or `out` (a writable C-contiguous `(n, length)` `uint8`
+    /// array) filled and returned.
     #[pyo3(signature = (records, *, length = 32, seek = 0, key = None, derive_key = None, out = None))]
     // One Rust argument per Python keyword argument.
     #[allow(clippy::too_many_arguments)]
