@@ -9,13 +9,7 @@ use std::sync::Arc;
 use arrow_array::cast::AsArray;
 use arrow_array::{Array, ArrayRef, GenericStringArray, OffsetSizeTrait};
 use arrow_buffer::{Buffer, OffsetBuffer, ScalarBuffer};
-use arrow_schema::DataType;
 use blake3_batch::{Engine, Error, ErrorKind, Mode};
-
-/// Whether the engine can hash values of this Arrow type.
-pub fn is_hashable(data_type: &DataType) -> bool {
-    blake3_batch::is_hashable_arrow_type(data_type)
-}
 
 /// The message for a column of another type.
 pub fn unsupported(data_type: &str) -> String {

@@ -16,8 +16,7 @@ use pyo3_arrow::input::AnyArray;
 use pyo3_arrow::{PyArray, PyArrayReader, PyChunkedArray};
 
 use crate::arrow::{
-    hash_array, hash_array_u64, hex_array, hex_string, is_hashable, output_buffer, records_into,
-    unsupported,
+    hash_array, hash_array_u64, hex_array, hex_string, output_buffer, records_into, unsupported,
 };
 use crate::batches::ArrowDigestBatches;
 use crate::errors::to_py;
@@ -816,7 +815,7 @@ where
         true => column_of(&array),
         false => Ok(array),
     };
-    if !is_hashable(field.data_type()) {
+    if !blake3_batch::is_hashable_arrow_type(field.data_type()) {
         return Err(PyTypeError::new_err(unsupported(&shown_type)));
     }
     let name = field.name().clone();

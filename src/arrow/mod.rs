@@ -14,7 +14,7 @@ mod rows;
 
 use arrow_array::cast::AsArray;
 use arrow_array::{Array, FixedSizeBinaryArray, UInt64Array};
-use arrow_buffer::{Buffer, NullBuffer, ScalarBuffer};
+use arrow_buffer::{Buffer, NullBuffer};
 use arrow_schema::DataType;
 
 use crate::{Engine, Error, ErrorKind, Mode};
@@ -98,30 +98,14 @@ impl Engine {
     /// keys for deduplication and joins. Errors as
     /// [`Engine::hash_arrow_xof_at`].
     pub fn hash_arrow_u64(&self, mode: Mode, array: &dyn Array) -> Result<UInt64Array, Error> {
-        check(array)?;
-        let mut keys = Vec::new();
-        keys.try_reserve_exact(array.len())
-            .map_err(|_| ErrorKind::OutOfMemory {
-                what: format!("the keys ({} × 8 bytes)", array.len()),
-                bytes: array.len().saturating_mul(8),
-            })?;
-        keys.resize(array.len(), 0u64);
-        let out: &mut [u8] = to_bytes(&mut keys);
-        outputs_into(self, mode, (8, 0), array, out)?;
-        let nulls = array.logical_nulls();
-        for key in &mut keys {
-            *key = u64::from_le(*key);
-        }
-        for row in null_rows(nulls.as_ref()) {
-            keys[row] = 0;
-        }
-        Ok(UInt64Array::new(ScalarBuffer::from(keys), nulls))
+        // Each key is a digest's first 8 bytes (null rows' are zeros).
+        let prefixes = self.hash_arrow_xof_at(mode, array, 8, 0)?;
+        let keys = prefixes
+            .value_data()
+            .chunks_exact(8)
+            .map(|prefix| u64::from_le_bytes(prefix.try_into().expect("chunks of 8 bytes")));
+        Ok(UInt64Array::new(keys.collect(), prefixes.nulls().cloned()))
     }
-}
-
-/// The keys as their bytes, for the engine to write digest prefixes into.
-fn to_bytes(keys: &mut [u64]) -> &mut [u8] {
-    bytemuck::cast_slice_mut(keys)
 }
 
 /// The errors an array gets before anything is hashed: a type with no
