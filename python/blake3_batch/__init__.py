@@ -100,7 +100,8 @@ def hash_arrow_batches(
     batch is read only when the previous one's output is taken, so a column
     larger than memory is hashed in the memory of one batch. Options are
     checked at the call; a batch that cannot be hashed raises when it is
-    reached (its rows counted within the batch).
+    reached, the message naming the batch and the row counted from the
+    stream's start, and the iteration goes on past it.
     """
     return default_engine().hash_arrow_batches(
         source, length=length, seek=seek, hex=hex, as_u64=as_u64, key=key, derive_key=derive_key

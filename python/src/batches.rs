@@ -10,11 +10,11 @@ use std::sync::Mutex;
 use arrow_schema::FieldRef;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyIterator};
+use pyo3::types::PyIterator;
 use pyo3_arrow::ffi::ArrayReader;
 use pyo3_arrow::{PyArray, PyArrayReader};
 
-use crate::engine::PyEngine;
+use crate::engine::{ArrowOutput, PyEngine};
 use crate::options::type_name;
 
 /// Where the batches come from.
@@ -29,29 +29,38 @@ enum Source {
     Items(Py<PyIterator>),
 }
 
+/// How far the iteration has gone.
+struct Progress {
+    /// `None` once the source is used up or failed.
+    source: Option<Source>,
+    /// The batches read so far.
+    batches: usize,
+    /// The rows of those batches, or `None` once a batch's length could
+    /// not be told (an item without `len()` that failed).
+    rows: Option<usize>,
+}
+
 /// What `Engine.hash_arrow_batches` returns: an iterator of output arrays,
 /// one per input batch, as `hash_arrow` (or `hash_arrow_u64`) gives them.
 #[pyclass(name = "ArrowDigestBatches", module = "blake3_batch")]
 pub struct ArrowDigestBatches {
     /// Looked up for each batch, so a closed engine stops the iteration.
     engine: Py<PyEngine>,
-    /// `None` once the source is used up or failed.
-    source: Mutex<Option<Source>>,
-    /// `"hash_arrow"` or `"hash_arrow_u64"`, and the keyword arguments the
-    /// call was given (already checked).
-    method: &'static str,
-    options: Py<PyDict>,
+    /// Never locked (`__next__` has `&mut self`): the Mutex makes the
+    /// stream reader, which is `Send` only, `Sync`, as a Python class must be.
+    progress: Mutex<Progress>,
+    /// What each row gets (options already checked).
+    output: ArrowOutput,
 }
 
 impl ArrowDigestBatches {
     /// The batches of `source` (an object with `__arrow_c_stream__` or
     /// `__arrow_c_array__`, or an iterable of such objects), each to be
-    /// hashed by `engine.method(batch, **options)`.
+    /// hashed by `engine` into `output`.
     pub fn new(
         engine: Py<PyEngine>,
         source: &Bound<'_, PyAny>,
-        method: &'static str,
-        options: Bound<'_, PyDict>,
+        output: ArrowOutput,
     ) -> PyResult<Self> {
         let source = if source.hasattr("__arrow_c_stream__")? {
             let stream: PyArrayReader = source.extract()?;
@@ -77,20 +86,22 @@ impl ArrowDigestBatches {
         };
         Ok(ArrowDigestBatches {
             engine,
-            source: Mutex::new(Some(source)),
-            method,
-            options: options.unbind(),
+            progress: Mutex::new(Progress {
+                source: Some(source),
+                batches: 0,
+                rows: Some(0),
+            }),
+            output,
         })
     }
 
     /// The next batch as a Python object `hash_arrow` takes, or `None` at
     /// the end.
-    fn next_batch<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
-        let mut source = self
-            .source
-            .lock()
-            .map_err(|_| PyValueError::new_err("a batch failed while being read"))?;
-        let next = match source.as_mut() {
+    fn next_batch<'py>(
+        py: Python<'py>,
+        progress: &mut Progress,
+    ) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let next = match progress.source.as_mut() {
             None => return Ok(None),
             Some(Source::Items(items)) => match items.bind(py).clone().next() {
                 Some(item) => item.map(Some),
@@ -109,7 +120,7 @@ impl ArrowDigestBatches {
         if !matches!(next, Ok(Some(_))) {
             // Used up, or failed: release the stream (its producer's
             // resources) now, and end the iteration after the error.
-            *source = None;
+            progress.source = None;
         }
         next
     }
@@ -122,14 +133,59 @@ impl ArrowDigestBatches {
     }
 
     /// The next batch's outputs, as `hash_arrow` returns them; an error of
-    /// the stream, or of a batch `hash_arrow` refuses, is raised then.
-    fn __next__<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
-        let Some(batch) = self.next_batch(py)? else {
+    /// the stream, or of a batch `hash_arrow` refuses, is raised then, its
+    /// message naming the batch and rows counted from the stream's start.
+    /// Takes `&mut self`, so that a second thread's `next()` while one
+    /// reads or hashes a batch is refused (as a generator's is), neither
+    /// waiting for the lock with the GIL held nor reading out of turn.
+    fn __next__<'py>(&mut self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let progress = self
+            .progress
+            .get_mut()
+            .map_err(|_| PyValueError::new_err("a batch failed while being read"))?;
+        let Some(batch) = Self::next_batch(py, progress)? else {
             return Ok(None);
         };
-        let engine = self.engine.bind(py);
-        engine
-            .call_method(self.method, (batch,), Some(self.options.bind(py)))
+        let index = progress.batches;
+        let first_row = progress.rows;
+        progress.batches += 1;
+        let engine = self.engine.bind(py).get();
+        let outputs = engine.hash_arrow_from(py, &batch, &self.output, first_row.unwrap_or(0));
+        // One output row per input row; a batch that failed is counted
+        // by its length where it has one.
+        let rows = match &outputs {
+            Ok(outputs) => outputs.len().ok(),
+            Err(_) => batch.len().ok(),
+        };
+        progress.rows = first_row.zip(rows).map(|(first, rows)| first + rows);
+        outputs
             .map(Some)
+            .map_err(|error| in_batch(py, error, index, first_row.is_some()))
+    }
+}
+
+/// `error`, raised by the hashing of batch `index`, as the same exception
+/// with the batch named first (its cause the original). Only the
+/// `ValueError`s and `TypeError`s of a batch's values are renamed; with
+/// `rows_counted`, the rows the message names count from the stream's
+/// start, and within the batch otherwise.
+fn in_batch(py: Python<'_>, error: PyErr, index: usize, rows_counted: bool) -> PyErr {
+    let is_values_error =
+        error.is_instance_of::<PyValueError>(py) || error.is_instance_of::<PyTypeError>(py);
+    if !is_values_error {
+        return error;
+    }
+    let rows = match rows_counted {
+        true => "",
+        false => " (rows counted within the batch)",
+    };
+    let message = format!("batch {index} of the stream{rows}: {}", error.value(py));
+    match error.get_type(py).call1((message,)) {
+        Ok(renamed) => {
+            let renamed = PyErr::from_value(renamed);
+            renamed.set_cause(py, Some(error));
+            renamed
+        }
+        Err(_) => error,
     }
 }

@@ -93,6 +93,55 @@ impl PyEngine {
     pub fn built_here(&self) -> bool {
         self.pid == std::process::id()
     }
+
+    /// `hash_arrow` or `hash_arrow_u64` (as `output` says) of `column`,
+    /// whose first row is row `first_row` of what the caller hashes (a
+    /// stream's batch), so that errors name the caller's row.
+    pub fn hash_arrow_from<'py>(
+        &self,
+        py: Python<'py>,
+        column: &Bound<'py, PyAny>,
+        output: &ArrowOutput,
+        first_row: usize,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let engine = self.engine()?;
+        match output.clone() {
+            ArrowOutput::Bytes { options, hex } => {
+                let length = options.length;
+                let output = move |rows: usize| match hex {
+                    false => DataType::FixedSizeBinary(length as i32),
+                    true if rows.saturating_mul(2 * length) <= i32::MAX as usize => DataType::Utf8,
+                    true => DataType::LargeUtf8,
+                };
+                let hash = move |array: &dyn arrow_array::Array, output: &DataType| {
+                    let mode = options.mode.as_mode();
+                    let outputs = hash_array(&engine, mode, (length, options.seek), array)?;
+                    match output {
+                        DataType::Utf8 => hex_array(&outputs, false),
+                        DataType::LargeUtf8 => hex_array(&outputs, true),
+                        _ => Ok(outputs),
+                    }
+                };
+                hash_column(py, column, first_row, output, hash)
+            }
+            ArrowOutput::U64(options) => {
+                let hash = move |array: &dyn arrow_array::Array, _: &DataType| {
+                    hash_array_u64(&engine, options.mode.as_mode(), array)
+                };
+                hash_column(py, column, first_row, |_| DataType::UInt64, hash)
+            }
+        }
+    }
+}
+
+/// What `hash_arrow` (`Bytes`) or `hash_arrow_u64` (`U64`) gives each row.
+#[derive(Clone, Debug)]
+pub enum ArrowOutput {
+    /// `options.length` bytes of output from `options.seek` on, as binary
+    /// or (`hex`) as lowercase hex.
+    Bytes { options: Options, hex: bool },
+    /// The digest's first 8 bytes as a little-endian `uint64`.
+    U64(Options),
 }
 
 /// Lets go of `owned`, made in process `pid`: dropped there, left to the
@@ -148,21 +197,7 @@ impl PyEngine {
         derive_key: Option<&str>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let options = Options::parse(key, derive_key, length, seek)?;
-        let engine = self.engine()?;
-        let output = move |rows: usize| match hex {
-            false => DataType::FixedSizeBinary(length as i32),
-            true if rows.saturating_mul(2 * length) <= i32::MAX as usize => DataType::Utf8,
-            true => DataType::LargeUtf8,
-        };
-        hash_column(py, column, output, move |array, output| {
-            let mode = options.mode.as_mode();
-            let outputs = hash_array(&engine, mode, (length, options.seek), array)?;
-            match output {
-                DataType::Utf8 => hex_array(&outputs, false),
-                DataType::LargeUtf8 => hex_array(&outputs, true),
-                _ => Ok(outputs),
-            }
-        })
+        self.hash_arrow_from(py, column, &ArrowOutput::Bytes { options, hex }, 0)
     }
 
     /// The outputs of an Arrow stream (a chunked array, a
@@ -185,28 +220,20 @@ impl PyEngine {
         derive_key: Option<&str>,
     ) -> PyResult<ArrowDigestBatches> {
         // Refused now, not at the first batch.
-        Options::parse(key, derive_key, length, seek)?;
+        let options = Options::parse(key, derive_key, length, seek)?;
         slf.get().engine()?;
-        if as_u64 && (length, seek, hex) != (32, 0, false) {
-            return Err(PyValueError::new_err(
-                "as_u64=True gives each digest's first 8 bytes as uint64: leave length=, seek= and hex= out",
-            ));
-        }
-        let py = slf.py();
-        let options = PyDict::new(py);
-        if !as_u64 {
-            options.set_item("length", length)?;
-            options.set_item("seek", seek)?;
-            options.set_item("hex", hex)?;
-        }
-        options.set_item("key", key)?;
-        options.set_item("derive_key", derive_key)?;
-        let method = if as_u64 {
-            "hash_arrow_u64"
-        } else {
-            "hash_arrow"
+        let output = match as_u64 {
+            false => ArrowOutput::Bytes { options, hex },
+            true if (length, seek, hex) == (32, 0, false) => {
+                ArrowOutput::U64(Options::parse(key, derive_key, 8, 0)?)
+            }
+            true => {
+                return Err(PyValueError::new_err(
+                    "as_u64=True gives each digest's first 8 bytes as uint64: leave length=, seek= and hex= out",
+                ))
+            }
         };
-        ArrowDigestBatches::new(slf.clone().unbind(), source, method, options)
+        ArrowDigestBatches::new(slf.clone().unbind(), source, output)
     }
 
     /// The first 8 bytes of each row's digest as a little-endian
@@ -220,13 +247,7 @@ impl PyEngine {
         derive_key: Option<&str>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let options = Options::parse(key, derive_key, 8, 0)?;
-        let engine = self.engine()?;
-        hash_column(
-            py,
-            column,
-            |_| DataType::UInt64,
-            move |array, _| hash_array_u64(&engine, options.mode.as_mode(), array),
-        )
+        self.hash_arrow_from(py, column, &ArrowOutput::U64(options), 0)
     }
 
     /// Digests of a sequence of bytes-like objects, as a list of `bytes`
@@ -779,9 +800,12 @@ impl DigestIterator {
 /// chunked array) with `hash` on the engine's threads, without the GIL.
 /// `output` gives the type of the output arrays from the most rows an
 /// input array has; `hash` hashes one array into one of that type.
+/// `first_row` is the column's first row in what the caller hashes (a
+/// stream's batch), for messages.
 fn hash_column<'py, F>(
     py: Python<'py>,
     column: &Bound<'py, PyAny>,
+    first_row: usize,
     output: impl Fn(usize) -> DataType,
     hash: F,
 ) -> PyResult<Bound<'py, PyAny>>
@@ -819,7 +843,7 @@ where
         return Err(PyTypeError::new_err(unsupported(&shown_type)));
     }
     let name = field.name().clone();
-    // `first_row`: the array's first row in the column, for messages.
+    // `first_row`: the array's first row in the caller's rows.
     let hash_one = |array: &ArrayRef, first_row: usize, output: &DataType| -> PyResult<ArrayRef> {
         hash(array.as_ref(), output).map_err(|error| match error.kind() {
             // The library's rows count within this array; the caller's
@@ -842,7 +866,7 @@ where
         AnyArray::Array(array) => {
             let array = column_of_table(array.into_inner().0)?;
             let data_type = output(array.len());
-            let digests = py.detach(|| hash_one(&array, 0, &data_type))?;
+            let digests = py.detach(|| hash_one(&array, first_row, &data_type))?;
             let output = Arc::new(Field::new(name, data_type, true));
             let digests = PyArray::new(digests, output).into_pyobject(py)?;
             py.import("pyarrow")?.getattr("array")?.call1((digests,))
@@ -856,7 +880,7 @@ where
                 .collect::<PyResult<Vec<_>>>()?;
             let data_type = output(chunks.iter().map(|chunk| chunk.len()).max().unwrap_or(0));
             let digests = py.detach(|| {
-                let first_rows = chunks.iter().scan(0, |next, chunk| {
+                let first_rows = chunks.iter().scan(first_row, |next, chunk| {
                     let first = *next;
                     *next += chunk.len();
                     Some(first)

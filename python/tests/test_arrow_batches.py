@@ -120,3 +120,52 @@ def test_an_error_of_the_stream_itself_is_raised_and_ends_the_iteration():
     with pytest.raises(ValueError, match="the disk went away"):
         next(outputs)
     assert list(outputs) == []
+
+
+def test_an_error_names_the_batch_and_the_row_counted_from_the_start_of_the_stream():
+    lists = pa.array([[1], [2], [3, None], [4]], pa.list_(pa.int64()))
+    reader = pa.RecordBatchReader.from_batches(
+        pa.schema({"values": lists.type}), [pa.record_batch({"values": lists.slice(0, 2)}), pa.record_batch({"values": lists.slice(2)})]
+    )
+    outputs = bb.hash_arrow_batches(reader, as_u64=True)
+    next(outputs)
+    with pytest.raises(ValueError, match=r"^batch 1 of the stream: row 2 of the \S+ column holds a null") as raised:
+        next(outputs)
+    # The engine's own error, unrenamed, is the cause.
+    assert type(raised.value.__cause__) is ValueError
+    assert str(raised.value.__cause__).startswith("row 2 of the ")
+
+
+def test_rows_count_on_past_a_batch_that_failed_and_within_one_without_a_length():
+    class NoLength:
+        def __init__(self, array):
+            self.array = array
+
+        def __arrow_c_array__(self, requested_schema=None):
+            return self.array.__arrow_c_array__(requested_schema)
+
+    bad = pa.array([[7, None]], pa.list_(pa.int8()))
+    outputs = bb.hash_arrow_batches([pa.array(["a", "b"]), bad, pa.array([[1], [None]], pa.list_(pa.int8())), NoLength(bad), NoLength(bad), pa.array(["c"])])
+    assert next(outputs).to_pylist() == digests(["a", "b"])
+    with pytest.raises(ValueError, match=r"^batch 1 of the stream: row 2 of"):
+        next(outputs)
+    with pytest.raises(ValueError, match=r"^batch 2 of the stream: row 4 of"):
+        next(outputs)
+    with pytest.raises(ValueError, match=r"^batch 3 of the stream: row 5 of"):
+        next(outputs)
+    # The failed batch before had no length: rows now count within the batch.
+    with pytest.raises(ValueError, match=r"^batch 4 of the stream \(rows counted within the batch\): row 0 of"):
+        next(outputs)
+    assert next(outputs).to_pylist() == digests(["c"])
+
+
+def test_a_next_while_a_batch_is_read_is_refused_as_a_generator_refuses_it():
+    def batches():
+        yield pa.array(["a"])
+        yield next(outputs)  # the iterator, re-entered while it reads
+
+    outputs = bb.hash_arrow_batches(batches())
+    assert next(outputs).to_pylist() == digests(["a"])
+    with pytest.raises(RuntimeError, match="borrowed"):
+        next(outputs)
+    assert list(outputs) == []
