@@ -1,24 +1,35 @@
 import os
-from typing import Any, Iterable, List, Optional, Union
+from typing import Any, Iterable, List, Optional, Union, final
 
 import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
+__all__ = [
+    "Engine",
+    "DigestIterator",
+    "ArrowDigestBatches",
+    "PinnedBuffer",
+    "default_engine",
+    "check_options",
+    "__version__",
+]
+
 __version__: str
 
 _Key = Union[bytes, bytearray]
 
+@final
 class Engine:
     """A BLAKE3 batch engine: a backend and a number of threads, reused
     across calls and shared between threads."""
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         backend: str = "auto",
         threads: Optional[int] = None,
         cpu_backend: Optional[str] = None,
-    ) -> None: ...
+    ) -> "Engine": ...
     def hash_arrow(
         self,
         column: Any,
@@ -117,6 +128,7 @@ class Engine:
     def __enter__(self) -> "Engine": ...
     def __exit__(self, *args: Any) -> bool: ...
 
+@final
 class DigestIterator:
     """What ``hash_iter`` returns: the outputs (``bytes``, or ``str`` with
     ``hex=True``) of an iterable's items, hashed a batch at a time."""
@@ -124,6 +136,7 @@ class DigestIterator:
     def __iter__(self) -> "DigestIterator": ...
     def __next__(self) -> Union[bytes, str]: ...
 
+@final
 class ArrowDigestBatches:
     """What ``hash_arrow_batches`` returns: one output array per input
     batch, each batch read when the last one's output is taken."""
@@ -131,6 +144,7 @@ class ArrowDigestBatches:
     def __iter__(self) -> "ArrowDigestBatches": ...
     def __next__(self) -> Union[pa.FixedSizeBinaryArray, pa.StringArray, pa.LargeStringArray, pa.UInt64Array]: ...
 
+@final
 class PinnedBuffer:
     """Bytes in pinned host memory of an engine's GPU (ordinary memory
     where it has none); ``numpy.asarray(buffer)`` is a writable view."""
