@@ -70,7 +70,7 @@ fi
 
 echo "== tests against the installed wheel"
 "${PYTHON:-python3}" -m venv "$work/venv"
-"$work/venv/bin/python" -m pip install --quiet --disable-pip-version-check "$wheel[test]"
+"$work/venv/bin/python" -m pip install --quiet --disable-pip-version-check "${wheel}[test]"
 # From the repository root through pytest's own script, so that the sources
 # in python/blake3_batch never shadow the installed package; the imported
 # package must be the wheel's.
