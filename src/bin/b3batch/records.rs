@@ -46,7 +46,8 @@ pub struct RecordsArgs {
     #[arg(value_name = "FILE")]
     file: Option<PathBuf>,
     /// One record per line, without its `\n`; a last line without one
-    /// still counts.
+    /// still counts. A `\r` before the `\n` is part of the record (for
+    /// CRLF text, `tr -d '\r'` first).
     #[arg(long)]
     lines: bool,
     /// Records separated by NUL bytes.
