@@ -4,8 +4,10 @@
 # (so a file the sdist lacks fails here), the wheel is checked for
 # manylinux 2.17 (glibc 2.17: any Linux of the last ten years), and it is
 # installed into a clean environment, away from the checkout, where the
-# Python tests run against it and mypy's stubtest checks that the type
-# stubs (_native.pyi) say what the compiled module has.
+# Python tests run against it, again with the oldest dependency versions
+# pyproject.toml accepts (python/tests/oldest-versions.txt, on CPython 3.9
+# to 3.11), and mypy's stubtest checks that the type stubs (_native.pyi)
+# say what the compiled module has.
 #
 # The manylinux build links with zig (PyPI's `ziglang`) for glibc 2.17;
 # where zig cannot be had, the wheel is built for this machine's glibc
@@ -85,3 +87,16 @@ echo "== type stubs against the compiled module"
 # pyarrow and Ray ship no type information: only this package's is checked.
 printf '[mypy]\nignore_missing_imports = True\n' > "$work/mypy.ini"
 (cd "$work" && "$work/venv/bin/python" -m mypy.stubtest --mypy-config-file "$work/mypy.ini" blake3_batch)
+
+echo "== tests with the oldest dependency versions pyproject.toml accepts"
+if "$work/venv/bin/python" -c 'import sys; sys.exit(not (3, 9) <= sys.version_info[:2] <= (3, 11))'; then
+    "${PYTHON:-python3}" -m venv "$work/oldest"
+    "$work/oldest/bin/python" -m pip install --quiet --disable-pip-version-check \
+        -r python/tests/oldest-versions.txt pytest hypothesis
+    "$work/oldest/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps "$wheel"
+    # Nothing newer came in: the pins are what runs.
+    "$work/oldest/bin/python" -m pip check
+    (cd "$root" && "$work/oldest/bin/pytest" -q -p no:cacheprovider python/tests "$@")
+else
+    echo "notice: the oldest versions have wheels for CPython 3.9 to 3.11 only: skipped here"
+fi

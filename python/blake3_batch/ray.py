@@ -84,7 +84,7 @@ class HashColumn:
     def __call__(self, batch: Any) -> Any:
         batch = _table(batch, self.column, "HashColumn")
         engine = self._get_engine()
-        values = batch.column(self.column)
+        values = _storage(batch.column(self.column))
         if self.as_u64:
             digests = engine.hash_arrow_u64(values, key=self.key, derive_key=self.derive_key)
         else:
@@ -172,6 +172,25 @@ def _table(batch: Any, column: str, helper: str) -> Any:
             f"(its columns: {', '.join(batch.column_names)})"
         )
     return batch
+
+
+def _storage(values: Any) -> Any:
+    """An extension column (Ray's tensors) as its storage, the same bytes:
+    some Ray versions write the extension's metadata as pickled bytes,
+    which the Arrow C interface refuses as a field's (not UTF-8). Storage
+    of structs (tensors of varying shape) is refused here."""
+    import pyarrow as pa
+
+    kind = values.type
+    if not isinstance(kind, pa.ExtensionType):
+        return values
+    if pa.types.is_struct(kind.storage_type):
+        raise TypeError(
+            f"cannot hash a column of type {kind}: its rows are structs (tensors of varying "
+            "shape: values and shape); say which bytes make a row's identity, e.g. "
+            'its storage\'s "data" field (pyarrow.compute.struct_field) for the values alone'
+        )
+    return pa.chunked_array([chunk.storage for chunk in values.chunks], type=kind.storage_type)
 
 
 def _with_column(batch: Any, out: str, digests: Any) -> Any:
