@@ -20,7 +20,7 @@ use crate::arrow::{
 };
 use crate::batches::ArrowDigestBatches;
 use crate::errors::to_py;
-use crate::options::{type_name, Options};
+use crate::options::{type_name, Options, OwnedMode};
 use crate::pinned::PyPinnedBuffer;
 use crate::reader::PyReader;
 use crate::tables::{column_of, one_column};
@@ -124,9 +124,9 @@ impl PyEngine {
                 };
                 hash_column(py, column, first_row, output, hash)
             }
-            ArrowOutput::U64(options) => {
+            ArrowOutput::U64(mode) => {
                 let hash = move |array: &dyn arrow_array::Array, _: &DataType| {
-                    hash_array_u64(&engine, options.mode.as_mode(), array)
+                    hash_array_u64(&engine, mode.as_mode(), array)
                 };
                 hash_column(py, column, first_row, |_| DataType::UInt64, hash)
             }
@@ -141,7 +141,7 @@ pub enum ArrowOutput {
     /// or (`hex`) as lowercase hex.
     Bytes { options: Options, hex: bool },
     /// The digest's first 8 bytes as a little-endian `uint64`.
-    U64(Options),
+    U64(OwnedMode),
 }
 
 /// Lets go of `owned`, made in process `pid`: dropped there, left to the
@@ -224,9 +224,7 @@ impl PyEngine {
         slf.get().engine()?;
         let output = match as_u64 {
             false => ArrowOutput::Bytes { options, hex },
-            true if (length, seek, hex) == (32, 0, false) => {
-                ArrowOutput::U64(Options::parse(key, derive_key, 8, 0)?)
-            }
+            true if (length, seek, hex) == (32, 0, false) => ArrowOutput::U64(options.mode),
             true => {
                 return Err(PyValueError::new_err(
                     "as_u64=True gives each digest's first 8 bytes as uint64: leave length=, seek= and hex= out",
@@ -246,8 +244,8 @@ impl PyEngine {
         key: Option<&Bound<'py, PyAny>>,
         derive_key: Option<&str>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let options = Options::parse(key, derive_key, 8, 0)?;
-        self.hash_arrow_from(py, column, &ArrowOutput::U64(options), 0)
+        let mode = Options::parse(key, derive_key, 8, 0)?.mode;
+        self.hash_arrow_from(py, column, &ArrowOutput::U64(mode), 0)
     }
 
     /// Digests of a sequence of bytes-like objects, as a list of `bytes`
