@@ -105,15 +105,15 @@ impl PyEngine {
         first_row: usize,
     ) -> PyResult<Bound<'py, PyAny>> {
         let engine = self.engine()?;
-        match output.clone() {
+        match output {
             ArrowOutput::Bytes { options, hex } => {
-                let length = options.length;
+                let (length, hex) = (options.length, *hex);
                 let output = move |rows: usize| match hex {
                     false => DataType::FixedSizeBinary(length as i32),
                     true if rows.saturating_mul(2 * length) <= i32::MAX as usize => DataType::Utf8,
                     true => DataType::LargeUtf8,
                 };
-                let hash = move |array: &dyn arrow_array::Array, output: &DataType| {
+                let hash = |array: &dyn arrow_array::Array, output: &DataType| {
                     let mode = options.mode.as_mode();
                     let outputs = hash_array(&engine, mode, (length, options.seek), array)?;
                     match output {
@@ -125,7 +125,7 @@ impl PyEngine {
                 hash_column(py, column, first_row, output, hash)
             }
             ArrowOutput::U64(mode) => {
-                let hash = move |array: &dyn arrow_array::Array, _: &DataType| {
+                let hash = |array: &dyn arrow_array::Array, _: &DataType| {
                     hash_array_u64(&engine, mode.as_mode(), array)
                 };
                 hash_column(py, column, first_row, |_| DataType::UInt64, hash)
@@ -135,7 +135,7 @@ impl PyEngine {
 }
 
 /// What `hash_arrow` (`Bytes`) or `hash_arrow_u64` (`U64`) gives each row.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub enum ArrowOutput {
     /// `options.length` bytes of output from `options.seek` on, as binary
     /// or (`hex`) as lowercase hex.
