@@ -6,10 +6,11 @@ numbers (token-id lists, embeddings) and a dictionary (categorical)
 column against the same bytes as a binary column and a blake3-py loop over
 each row's bytes; then the Polars namespace (pl.col(c).blake3.digest() and
 .u64()) against hash_arrow on the Series, a blake3-py loop and Polars' own
-non-cryptographic hash(); then files of a
+non-cryptographic hash(); then the DuckDB SQL functions against a
+blake3-py function and DuckDB's sha256, md5 and hash; then files of a
 directory, by hash_files against reading and hashing each in a Python loop.
 Usage: python bench.py [--megabytes 64] [--sizes 64,1024,mixed]
-[--backend gpu] [--xof 64] [--no-hex] [--no-numbers] [--no-polars] [--files 20000]"""
+[--backend gpu] [--xof 64] [--no-hex] [--no-numbers] [--no-polars] [--no-duckdb] [--files 20000]"""
 
 from __future__ import annotations
 
@@ -67,6 +68,7 @@ def main():
     parser.add_argument("--no-hex", dest="hex", action="store_false", help="leave out the hex-digest table")
     parser.add_argument("--no-numbers", dest="numbers", action="store_false", help="leave out the rows-of-numbers table")
     parser.add_argument("--no-polars", dest="polars", action="store_false", help="leave out the Polars table")
+    parser.add_argument("--no-duckdb", dest="duckdb", action="store_false", help="leave out the DuckDB table")
     parser.add_argument("--backend", choices=["auto", "cpu", "gpu"], help="an engine of its own (default: the shared one)")
     args = parser.parse_args()
     try:
@@ -121,6 +123,8 @@ def main():
         numbers_table(engine, args, rng, blake3)
     if blake3 is not None and args.polars:
         polars_table(engine, args, rng, blake3)
+    if blake3 is not None and args.duckdb:
+        duckdb_table(engine, args, rng, blake3)
     if args.files:
         files_table(engine, args.files, args.repeat, args.xof, rng, blake3)
 
@@ -264,6 +268,51 @@ def polars_table(engine, args, rng, blake3):
         rates = {name: total / best(run, args.repeat) / 1e9 for name, run in runs.items()}
         loop = rates[names[3]]
         print(str(size).ljust(10) + "".join(f"{rates[name]:.2f} ({rates[name] / loop:.1f}x)".rjust(22) for name in names))
+
+
+def duckdb_table(engine, args, rng, blake3):
+    """SQL functions registered by `blake3_batch.duckdb.register` (BLOB in,
+    a digest BLOB or a UBIGINT key out), against a blake3-py function
+    called row by row and DuckDB's own `sha256`, `md5` and `hash` (64-bit,
+    not cryptographic): each query writes its outputs into a table, on
+    DuckDB's threads."""
+    try:
+        import duckdb
+
+        from blake3_batch import duckdb as b3
+    except ImportError:
+        print("\nDuckDB: not installed")
+        return
+    con = duckdb.connect()
+    b3.register(con, "blake3", input="BLOB", engine=engine)
+    b3.register(con, "blake3_u64", input="BLOB", as_u64=True, engine=engine)
+    con.create_function("blake3_py", lambda v: blake3.blake3(v).digest(), ["BLOB"], "BLOB", side_effects=False)
+    calls = {
+        "blake3(v)": "blake3(v)",
+        "blake3_u64(v)": "blake3_u64(v)",
+        "blake3-py row by row": "blake3_py(v)",
+        "duckdb sha256(v)": "sha256(v)",
+        "duckdb md5(v)": "md5(v)",
+        "duckdb hash(v)": "hash(v)",
+    }
+    (threads,) = con.execute("SELECT current_setting('threads')").fetchall()[0]
+    print(f"\nDuckDB {duckdb.__version__} on {threads} threads, CREATE TABLE AS SELECT f(v) over a BLOB column:")
+    print("GB/s of values (speedup over the blake3-py function)")
+    print("values".ljust(10) + "".join(name.rjust(24) for name in calls))
+    for size in args.sizes.split(","):
+        values = column(args.megabytes << 20, size, rng)
+        con.register("source", pa.table({"v": values.cast(pa.binary())}))
+        con.execute("CREATE OR REPLACE TABLE t AS SELECT v FROM source")
+        total = sum(len(item) for item in values.slice(0, len(values)).to_pylist())
+        checked = con.execute("SELECT blake3(v), blake3_py(v) FROM t LIMIT 1000").fetchall()
+        assert all(ours == theirs for ours, theirs in checked)
+
+        def run(call):
+            return lambda: con.execute(f"CREATE OR REPLACE TEMP TABLE o AS SELECT {call} AS d FROM t")
+
+        rates = {name: total / best(run(call), args.repeat) / 1e9 for name, call in calls.items()}
+        loop = rates["blake3-py row by row"]
+        print(str(size).ljust(10) + "".join(f"{rates[n]:.2f} ({rates[n] / loop:.1f}x)".rjust(24) for n in calls))
 
 
 def read(path):

@@ -1,0 +1,191 @@
+"""SQL functions on a DuckDB connection (`blake3_batch.duckdb.register`):
+every input type and output form equal to blake3-py row by row, over
+queries of several DuckDB vectors, NULLs kept; files by path; and the
+options and input types refused when the function is registered."""
+
+import blake3
+import numpy as np
+import pyarrow as pa
+import pytest
+
+import blake3_batch as bb
+from conftest import CONTEXT, KEY, engines
+
+duckdb = pytest.importorskip("duckdb")
+from blake3_batch import duckdb as b3  # noqa: E402
+
+# More rows than one DuckDB vector (2048), so a query calls the function
+# several times and the outputs must come back in order.
+ROWS = 5000
+
+
+def digest(data, length=32, seek=0, key=None, derive_key=None):
+    if data is None:
+        return None
+    data = data.encode() if isinstance(data, str) else bytes(data)
+    if key is not None:
+        return blake3.blake3(data, key=key).digest(length, seek=seek)
+    if derive_key is not None:
+        return blake3.blake3(data, derive_key_context=derive_key).digest(length, seek=seek)
+    return blake3.blake3(data).digest(length, seek=seek)
+
+
+def texts(rng):
+    """Strings of 0..3000 UTF-8 bytes (some not ASCII), every seventh NULL."""
+    alphabet = list("abcxyz019 ") + ["é", "€", "𝄞"]
+    out = []
+    for i in range(ROWS):
+        n = int(rng.integers(0, 1000)) if i % 50 else int(rng.integers(1000, 1100))
+        out.append(None if i % 7 == 3 else "".join(rng.choice(alphabet, n)))
+    return out
+
+
+@pytest.fixture
+def con():
+    connection = duckdb.connect()
+    yield connection
+    connection.close()
+
+
+@pytest.mark.parametrize("engine", engines())
+def test_varchar_and_blob_columns_digest_as_blake3_py_in_row_order(con, engine):
+    rng = np.random.default_rng(1)
+    values = texts(rng)
+    blobs = [None if t is None else bytes(rng.integers(0, 256, len(t) + i % 3, dtype=np.uint8)) for i, t in enumerate(values)]
+    source = pa.table({"i": range(ROWS), "s": pa.array(values, pa.string()), "b": pa.array(blobs, pa.binary())})
+    con.register("source", source)
+    con.execute("CREATE TABLE t AS SELECT * FROM source")
+    b3.register(con, engine=engine)
+    b3.register(con, "blake3_blob", input="BLOB", engine=engine)
+    rows = con.execute("SELECT blake3(s), blake3_blob(b) FROM t ORDER BY i").fetchall()
+    assert [r[0] for r in rows] == [digest(t) for t in values]
+    assert [r[1] for r in rows] == [digest(b) for b in blobs]
+
+
+@pytest.mark.parametrize(
+    "options", [{}, {"key": KEY}, {"derive_key": CONTEXT}, {"length": 100, "seek": 5}, {"length": 8}], ids=str
+)
+def test_hex_u64_and_every_mode_and_length(con, options):
+    values = texts(np.random.default_rng(2))
+    con.register("t", pa.table({"i": range(ROWS), "s": pa.array(values, pa.string())}))
+    b3.register(con, "d", **options)
+    b3.register(con, "h", hex=True, **options)
+    rows = con.execute("SELECT d(s), h(s) FROM t ORDER BY i").fetchall()
+    expected = [digest(t, **options) for t in values]
+    assert [r[0] for r in rows] == expected
+    assert [r[1] for r in rows] == [None if e is None else e.hex() for e in expected]
+    if "length" not in options:
+        b3.register(con, "k", as_u64=True, **options)
+        keys = [r[0] for r in con.execute("SELECT k(s) FROM t ORDER BY i").fetchall()]
+        assert keys == [None if e is None else int.from_bytes(e[:8], "little") for e in expected]
+
+
+def test_u64_keys_deduplicate_in_sql(con):
+    b3.register(con, "k", as_u64=True)
+    con.execute("CREATE TABLE t AS SELECT (i % 1000)::VARCHAR AS s FROM range(10000) r(i)")
+    (distinct,) = con.execute("SELECT count(DISTINCT k(s)) FROM t").fetchone()
+    assert distinct == 1000
+
+
+def test_lists_arrays_and_numbers_hash_their_little_endian_bytes(con):
+    b3.register(con, "tokens", input="INTEGER[]")
+    b3.register(con, "embedding", input="FLOAT[3]")
+    b3.register(con, "id_key", input="BIGINT[]")
+    rows = [[1, 2, 3], [], None, [-1, 2**31 - 1]] * 700
+    con.register("t", pa.table({"i": range(len(rows)), "tok": pa.array(rows, pa.list_(pa.int32()))}))
+    got = [r[0] for r in con.execute("SELECT tokens(tok) FROM t ORDER BY i").fetchall()]
+    assert got == [None if r is None else digest(np.array(r, "<i4").tobytes()) for r in rows]
+    (e,) = con.execute("SELECT embedding([0.5, -1, 3]::FLOAT[3])").fetchone()
+    assert e == digest(np.array([0.5, -1, 3], "<f4").tobytes())
+    (k,) = con.execute("SELECT id_key([id]) FROM (SELECT 123456789012::BIGINT AS id)").fetchone()
+    assert k == digest((123456789012).to_bytes(8, "little"))
+
+
+def test_enum_columns_of_a_type_of_ones_own_digest_their_values(con):
+    con.execute("CREATE TYPE mood AS ENUM ('sad', 'ok', 'happy')")
+    b3.register(con, "e", input="mood")
+    b3.register(con, "e2", input=con.type("mood"), hex=True)
+    rows = con.execute("SELECT e(m::mood), e2(m::mood) FROM (VALUES ('ok'), ('happy'), (NULL), ('ok')) v(m)").fetchall()
+    expected = [digest("ok"), digest("happy"), None, digest("ok")]
+    assert rows == [(e, None if e is None else e.hex()) for e in expected]
+
+
+def test_a_null_inside_a_list_fails_the_query_with_hash_arrows_message(con):
+    b3.register(con, "tokens", input="INTEGER[]")
+    with pytest.raises(duckdb.Error, match="null value"):
+        con.execute("SELECT tokens([1, NULL, 3])").fetchall()
+
+
+def test_files_by_path_with_glob_and_missing_files(con, tmp_path):
+    contents = {f"f{i}.bin": bytes([i]) * (i * 977) for i in range(40)}
+    for name, data in contents.items():
+        (tmp_path / name).write_bytes(data)
+    b3.register(con, "blake3_file", files=True)
+    b3.register(con, "blake3_file_hex", files=True, hex=True, length=40, key=KEY)
+    b3.register(con, "blake3_file_or_null", files=True, errors="none")
+    rows = con.execute(
+        "SELECT file, blake3_file(file), blake3_file_hex(file) FROM glob(?) ORDER BY file", [str(tmp_path / "*.bin")]
+    ).fetchall()
+    assert len(rows) == len(contents)
+    for path, d, h in rows:
+        data = contents[path.replace("\\", "/").rsplit("/", 1)[1]]
+        assert d == digest(data)
+        assert h == digest(data, length=40, key=KEY).hex()
+    missing = str(tmp_path / "missing.bin")
+    assert con.execute("SELECT blake3_file_or_null(?), blake3_file(NULL)", [missing]).fetchone() == (None, None)
+    with pytest.raises(duckdb.Error, match="missing.bin"):
+        con.execute("SELECT blake3_file(?)", [missing]).fetchall()
+
+
+def test_the_default_connection_and_an_engine_of_ones_own():
+    name = "blake3_batch_test_default_connection"
+    b3.register(None, name, engine=bb.Engine(backend="cpu", threads=1))
+    try:
+        assert duckdb.sql(f"SELECT {name}('abc')").fetchall() == [(digest("abc"),)]
+    finally:
+        duckdb.remove_function(name)
+
+
+def test_a_closed_engine_fails_the_query(con):
+    engine = bb.Engine(backend="cpu", threads=1)
+    b3.register(con, engine=engine)
+    engine.close()
+    with pytest.raises(duckdb.Error, match="closed"):
+        con.execute("SELECT blake3('abc')").fetchall()
+
+
+@pytest.mark.parametrize("input", ["INTEGER", "BOOLEAN[]", "VARCHAR[]", "STRUCT(a INTEGER)"])
+def test_an_input_type_that_cannot_be_hashed_is_refused_at_registration(con, input):
+    with pytest.raises(TypeError, match="reaches Python as Arrow"):
+        b3.register(con, "h", input=input)
+    assert con.execute("SELECT count(*) FROM duckdb_functions() WHERE function_name = 'h'").fetchone() == (0,)
+
+
+@pytest.mark.parametrize(
+    "options, error",
+    [
+        ({"length": 0}, "length=0"),
+        ({"key": b"short"}, "32 bytes"),
+        ({"key": KEY, "derive_key": "c"}, "key"),
+        ({"as_u64": True, "hex": True}, "as_u64"),
+        ({"as_u64": True, "length": 16}, "as_u64"),
+        ({"files": True, "as_u64": True}, "as_u64"),
+        ({"files": True, "input": "BLOB"}, "VARCHAR"),
+        ({"files": True, "errors": "ignore"}, "errors"),
+        ({"errors": "none"}, "files=True"),
+    ],
+    ids=str,
+)
+def test_bad_options_are_refused_at_registration(con, options, error):
+    with pytest.raises(ValueError, match=error):
+        b3.register(con, "h", **options)
+
+
+def test_an_unknown_type_a_taken_name_and_a_missing_connection(con):
+    with pytest.raises(duckdb.Error, match="NOSUCHTYPE"):
+        b3.register(con, input="NOSUCHTYPE")
+    b3.register(con)
+    with pytest.raises(duckdb.Error, match="blake3"):
+        b3.register(con)
+    with pytest.raises(TypeError, match="connection first"):
+        b3.register("blake3_hex", hex=True)
