@@ -275,7 +275,8 @@ def duckdb_table(engine, args, rng, blake3):
     a digest BLOB or a UBIGINT key out), against a blake3-py function
     called row by row and DuckDB's own `sha256`, `md5` and `hash` (64-bit,
     not cryptographic): each query writes its outputs into a table, on
-    DuckDB's threads."""
+    DuckDB's threads. Last, `hash_arrow` on the query `SELECT v FROM t`,
+    which DuckDB exports as an Arrow stream."""
     try:
         import duckdb
 
@@ -298,7 +299,7 @@ def duckdb_table(engine, args, rng, blake3):
     (threads,) = con.execute("SELECT current_setting('threads')").fetchall()[0]
     print(f"\nDuckDB {duckdb.__version__} on {threads} threads, CREATE TABLE AS SELECT f(v) over a BLOB column:")
     print("GB/s of values (speedup over the blake3-py function)")
-    print("values".ljust(10) + "".join(name.rjust(24) for name in calls))
+    print("values".ljust(10) + "".join(name.rjust(24) for name in [*calls, "hash_arrow(con.sql)"]))
     for size in args.sizes.split(","):
         values = column(args.megabytes << 20, size, rng)
         con.register("source", pa.table({"v": values.cast(pa.binary())}))
@@ -311,8 +312,10 @@ def duckdb_table(engine, args, rng, blake3):
             return lambda: con.execute(f"CREATE OR REPLACE TEMP TABLE o AS SELECT {call} AS d FROM t")
 
         rates = {name: total / best(run(call), args.repeat) / 1e9 for name, call in calls.items()}
+        query = best(lambda: engine.hash_arrow(con.sql("SELECT v FROM t")), args.repeat)
+        rates["hash_arrow(con.sql)"] = total / query / 1e9
         loop = rates["blake3-py row by row"]
-        print(str(size).ljust(10) + "".join(f"{rates[n]:.2f} ({rates[n] / loop:.1f}x)".rjust(24) for n in calls))
+        print(str(size).ljust(10) + "".join(f"{rates[n]:.2f} ({rates[n] / loop:.1f}x)".rjust(24) for n in rates))
 
 
 def read(path):
