@@ -1,6 +1,6 @@
 //! `Engine::hash_arrow` (feature `arrow`): every Arrow layout it reads —
 //! binary and string offsets, large offsets, views, fixed-size binary,
-//! dictionaries, lists of numbers, the null type — against the `blake3`
+//! dictionaries, numbers and lists of them, the null type — against the `blake3`
 //! crate and the official vectors, with nulls, slices and every engine
 //! here; and the errors of arrays it cannot hash.
 
@@ -13,8 +13,9 @@ use blake3_batch::arrow_array::builder::{
 };
 use blake3_batch::arrow_array::types::{Float64Type, Int32Type, Int8Type, UInt16Type};
 use blake3_batch::arrow_array::{
-    Array, ArrayRef, BinaryArray, DictionaryArray, FixedSizeListArray, Int32Array, LargeListArray,
-    ListArray, NullArray, PrimitiveArray, StringArray, StructArray,
+    Array, ArrayRef, BinaryArray, BooleanArray, Decimal128Array, DictionaryArray,
+    FixedSizeListArray, Float64Array, Int32Array, Int64Array, Int8Array, LargeListArray, ListArray,
+    NullArray, PrimitiveArray, StringArray, StructArray, TimestampMicrosecondArray, UInt16Array,
 };
 use blake3_batch::{ErrorKind, Mode};
 use common::{all_engines, reference, reference_xof_at, vector_input, vectors, xorshift};
@@ -341,19 +342,132 @@ fn dictionaries_hash_each_rows_value_with_few_or_many_values() {
 }
 
 #[test]
+fn dictionaries_of_numbers_hash_each_rows_number() {
+    let values = Int64Array::from(vec![Some(7), None, Some(-3)]);
+    let keys = PrimitiveArray::<Int8Type>::from(vec![Some(2), Some(0), None, Some(1), Some(2)]);
+    let dictionary = DictionaryArray::new(keys, Arc::new(values));
+    let rows = [Some(-3i64), Some(7), None, None, Some(-3)]
+        .map(|value| value.map(|value| value.to_le_bytes().to_vec()));
+    for (name, engine) in all_engines() {
+        assert_eq!(
+            digests(engine, Mode::Hash, &dictionary),
+            expected(Mode::Hash, &rows),
+            "{name}"
+        );
+    }
+}
+
+#[test]
 fn the_null_type_gives_null_outputs() {
     let engine = &all_engines()[0].1;
     let out = engine.hash_arrow(Mode::Hash, &NullArray::new(3)).unwrap();
     assert_eq!((out.len(), out.null_count()), (3, 3));
 }
 
+/// A column of numbers of each width: every row a number's little-endian
+/// bytes, with nulls and a slice, on every engine.
+#[test]
+fn numbers_hash_their_little_endian_bytes_on_every_engine() {
+    let mut next = xorshift(11);
+    let values: Vec<Option<i64>> = (0..3000)
+        .map(|row| (row % 7 != 2).then(|| next() as i64))
+        .collect();
+    // A number's low `width` bytes, little-endian (sign-extended to 16 for
+    // the i128 of a decimal made from it).
+    let bytes_of = |width: usize| -> Vec<Option<Vec<u8>>> {
+        values
+            .iter()
+            .map(|v| v.map(|v| i128::from(v).to_le_bytes()[..width].to_vec()))
+            .collect()
+    };
+    let columns: Vec<(&str, ArrayRef, usize)> = vec![
+        (
+            "int8",
+            Arc::new(
+                values
+                    .iter()
+                    .map(|v| v.map(|v| v as i8))
+                    .collect::<Int8Array>(),
+            ),
+            1,
+        ),
+        (
+            "uint16",
+            Arc::new(
+                values
+                    .iter()
+                    .map(|v| v.map(|v| v as u16))
+                    .collect::<UInt16Array>(),
+            ),
+            2,
+        ),
+        (
+            "int32",
+            Arc::new(
+                values
+                    .iter()
+                    .map(|v| v.map(|v| v as i32))
+                    .collect::<Int32Array>(),
+            ),
+            4,
+        ),
+        (
+            "int64",
+            Arc::new(values.iter().copied().collect::<Int64Array>()),
+            8,
+        ),
+        (
+            "float64 (its bits)",
+            Arc::new(
+                values
+                    .iter()
+                    .map(|v| v.map(|v| f64::from_bits(v as u64)))
+                    .collect::<Float64Array>(),
+            ),
+            8,
+        ),
+        (
+            "timestamp[us, UTC]",
+            Arc::new(
+                values
+                    .iter()
+                    .copied()
+                    .collect::<TimestampMicrosecondArray>()
+                    .with_timezone("UTC"),
+            ),
+            8,
+        ),
+        (
+            "decimal128",
+            Arc::new(
+                values
+                    .iter()
+                    .map(|v| v.map(i128::from))
+                    .collect::<Decimal128Array>(),
+            ),
+            16,
+        ),
+    ];
+    for (name, engine) in all_engines() {
+        for (kind, column, width) in &columns {
+            let want = expected(Mode::Hash, &bytes_of(*width));
+            assert_eq!(digests(engine, Mode::Hash, column), want, "{name} {kind}");
+            assert_eq!(
+                digests(engine, Mode::Hash, &column.slice(1001, 999)),
+                want[1001..2000],
+                "{name} {kind} sliced"
+            );
+        }
+    }
+}
+
 #[test]
 fn arrays_that_cannot_be_hashed_are_typed_errors() {
     let engine = &all_engines()[0].1;
-    let numbers = Int32Array::from(vec![1, 2]);
-    let error = engine.hash_arrow(Mode::Hash, &numbers).unwrap_err();
+    let flags = BooleanArray::from(vec![true, false]);
+    let error = engine.hash_arrow(Mode::Hash, &flags).unwrap_err();
     assert!(
-        matches!(error.kind(), ErrorKind::ArrowType { data_type } if data_type == "Int32"),
+        matches!(error.kind(), ErrorKind::ArrowType { data_type } if data_type == "Boolean"),
         "{error}"
     );
 

@@ -43,18 +43,20 @@ def hash_arrow(
     key: Optional[Key] = None,
     derive_key: Optional[str] = None,
 ) -> Any:
-    """Digests of an Arrow column of binary or string values, or of lists
-    of numbers.
+    """Digests of an Arrow column of binary or string values, of numbers,
+    or of lists of numbers.
 
     ``column`` is any object with ``__arrow_c_array__`` or
     ``__arrow_c_stream__`` (pyarrow, Polars, DuckDB, nanoarrow, arro3) of type
     binary, large_binary, string, large_string, binary_view, string_view or
-    fixed_size_binary (or a dictionary of them, as categoricals are: each
-    row gets its value's digest), or a list, large_list or fixed_size_list of
-    fixed-width numbers (token ids, embeddings, tensors), whose rows are
-    hashed as the bytes of their values (little-endian, as Arrow lays them
-    out; a null value inside a valid row is a ``ValueError``); it is read
-    in place. Returns a
+    fixed_size_binary, or of fixed-width numbers (integers, floats,
+    decimals, dates, timestamps, ...: each hashed as its little-endian
+    bytes, as ``numpy``'s ``tobytes()`` gives them), or a dictionary of
+    either (as categoricals are: each row gets its value's digest), or a
+    list, large_list or fixed_size_list of fixed-width numbers (token ids,
+    embeddings, tensors), whose rows are hashed as the bytes of their
+    values (a null value inside a valid row is a ``ValueError``); it is
+    read in place. Returns a
     ``pyarrow.FixedSizeBinaryArray`` of ``length`` bytes a row (a
     ``pyarrow.ChunkedArray``, one chunk per input chunk, for a stream); null
     rows stay null. ``length`` < 32 keeps a prefix of the digest; over 32

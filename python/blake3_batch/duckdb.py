@@ -11,6 +11,7 @@ released)::
     b3.register(con, "blake3_hex", hex=True)             # -> VARCHAR of lowercase hex
     b3.register(con, "row_key", as_u64=True, derive_key="myapp 2026 ids")  # -> UBIGINT
     b3.register(con, "blake3_blob", input="BLOB")
+    b3.register(con, "id_key", input="BIGINT", as_u64=True)   # a number's little-endian bytes
     b3.register(con, "tokens_key", input="INTEGER[]", as_u64=True)
     b3.register(con, "blake3_file", files=True)          # a path -> the digest of its file
     con.sql("SELECT text, blake3(text), row_key(text) FROM docs")
@@ -18,8 +19,9 @@ released)::
 
 A DuckDB function has one signature, so each input type gets a function of
 its own (``input``: any SQL type whose Arrow form ``hash_arrow`` takes:
-VARCHAR, BLOB, ENUM, and lists and arrays of numbers). A VARCHAR is hashed
-as its UTF-8 bytes, a BLOB as its bytes. The options are fixed when the
+VARCHAR, BLOB, ENUM, numbers, dates and timestamps, and lists and arrays of
+numbers). A VARCHAR is hashed as its UTF-8 bytes, a BLOB as its bytes, a
+number as its little-endian bytes (a BIGINT as 8, an INTEGER as 4). The options are fixed when the
 function is registered and checked there; NULL gives NULL.
 """
 
@@ -146,8 +148,8 @@ def _files_function(engine: Optional[Engine], options: Dict[str, Any], errors: s
 
 def _check_input(sql_type: Any, engine: Optional[Engine]) -> None:
     """Raises ``TypeError`` if DuckDB hands values of ``sql_type`` to a
-    function as an Arrow type that ``hash_arrow`` refuses (INTEGER,
-    BOOLEAN[], ...). A database of its own finds the Arrow type from the
+    function as an Arrow type that ``hash_arrow`` refuses (BOOLEAN,
+    VARCHAR[], ...). A database of its own finds the Arrow type from the
     type's full definition, so the caller's sees nothing of it."""
     import pyarrow as pa
 
@@ -174,6 +176,6 @@ def _check_input(sql_type: Any, engine: Optional[Engine]) -> None:
     except TypeError as error:
         raise TypeError(
             f"input={str(sql_type)!r} reaches Python as Arrow {arrow_types[0]}, which cannot be hashed: register "
-            "the function for VARCHAR, BLOB, an ENUM or a list or array of numbers and convert in SQL "
-            "(a number x as [x] is hashed as its little-endian bytes)"
+            "the function for VARCHAR, BLOB, an ENUM, a number or a list or array of numbers and convert in "
+            "SQL (a BOOLEAN b as b::UTINYINT, a list of strings as array_to_string(l, sep))"
         ) from error

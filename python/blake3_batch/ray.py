@@ -1,5 +1,5 @@
 """Ray Data helpers: a digest column added to every batch of a dataset, one
-engine per worker: of a binary, string or numbers-list column, tensor
+engine per worker: of a binary, string, number or numbers-list column, tensor
 columns of one shape included (``HashColumn``), or of
 the files a column of paths names, read where the worker runs
 (``HashFiles``: only the digests travel, not the files' bytes).

@@ -1,5 +1,6 @@
 //! Arrow arrays hashed in place by the library's `Engine::hash_arrow_*`
-//! (binary and string values, dictionaries of them, lists of numbers),
+//! (binary and string values, dictionaries of them, numbers and lists of
+//! them),
 //! the digests turned into hex strings, and NumPy records. Tested from
 //! Python through the built extension (python/tests), against blake3-py on
 //! every Arrow type, slice and null pattern.
@@ -15,9 +16,10 @@ use blake3_batch::{Engine, Error, ErrorKind, Mode};
 pub fn unsupported(data_type: &str) -> String {
     format!(
         "cannot hash a column of type {data_type}: give binary, large_binary, string, \
-         large_string, binary_view, string_view or fixed_size_binary values (or a \
-         dictionary of them), or a list, large_list or fixed_size_list of fixed-width \
-         numbers (cast other columns first, e.g. with pyarrow.compute.cast)"
+         large_string, binary_view, string_view or fixed_size_binary values or \
+         fixed-width numbers (or a dictionary of them), or a list, large_list or \
+         fixed_size_list of fixed-width numbers (cast other columns first, e.g. booleans \
+         to uint8 with pyarrow.compute.cast)"
     )
 }
 

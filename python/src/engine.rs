@@ -177,8 +177,9 @@ impl PyEngine {
     }
 
     /// Digests of an Arrow array or chunked array of binary or string
-    /// values (or a dictionary of them), or of lists of fixed-width numbers
-    /// (each row's values as bytes), read in place: a
+    /// values (or a dictionary of them), of fixed-width numbers (each as
+    /// its bytes) or of lists of them (each row's values as bytes), read
+    /// in place: a
     /// `pyarrow.FixedSizeBinaryArray` of `length` bytes a row (a
     /// `ChunkedArray` with one chunk per input chunk for a stream), nulls
     /// kept null; with `hex=True` a `pyarrow.string` array of

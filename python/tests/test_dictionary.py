@@ -134,12 +134,21 @@ def test_dictionary_values_with_bad_offsets_are_a_value_error(rows):
         bb.hash_arrow(column)
 
 
-@pytest.mark.parametrize(
-    "value_type,values",
-    [(pa.int64(), [1, 2]), (pa.list_(pa.int32()), [[1], [2]])],
-    ids=["numbers", "lists"],
-)
-def test_dictionaries_of_other_values_are_type_errors(value_type, values):
-    column = pa.DictionaryArray.from_arrays(pa.array([0, 1, 0], pa.int32()), pa.array(values, value_type))
-    with pytest.raises(TypeError, match="or a dictionary of them"):
-        bb.hash_arrow(column)
+def test_dictionaries_of_numbers_hash_each_rows_number():
+    values = pa.array([7, None, -3, 2**40], pa.int64())
+    keys = pa.array([0, 2, None, 1, 3, 0], pa.int8())
+    column = pa.DictionaryArray.from_arrays(keys, values)
+    expected = [None if v is None else reference(np.array([v], "<i8").tobytes()) for v in column.to_pylist()]
+    assert bb.hash_arrow(column).to_pylist() == expected
+    assert bb.hash_arrow(column.slice(1, 4)).to_pylist() == expected[1:5]
+    pd = pytest.importorskip("pandas")
+    categorical = pd.Series([1.5, 2.5, 1.5], dtype="category")
+    expected = [reference(np.array([v], "<f8").tobytes()) for v in [1.5, 2.5, 1.5]]
+    assert bb.hash_arrow(pa.Array.from_pandas(categorical)).to_pylist() == expected
+
+
+def test_dictionaries_of_other_values_are_type_errors():
+    for values in [pa.array([[1], [2]], pa.list_(pa.int32())), pa.array([True, False])]:
+        column = pa.DictionaryArray.from_arrays(pa.array([0, 1, 0], pa.int32()), values)
+        with pytest.raises(TypeError, match="or a dictionary of them"):
+            bb.hash_arrow(column)

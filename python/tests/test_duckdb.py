@@ -87,18 +87,21 @@ def test_u64_keys_deduplicate_in_sql(con):
     assert distinct == 1000
 
 
-def test_lists_arrays_and_numbers_hash_their_little_endian_bytes(con):
+def test_numbers_lists_and_arrays_hash_their_little_endian_bytes(con):
     b3.register(con, "tokens", input="INTEGER[]")
     b3.register(con, "embedding", input="FLOAT[3]")
-    b3.register(con, "id_key", input="BIGINT[]")
+    b3.register(con, "id_key", input="BIGINT")
+    b3.register(con, "price", input="DOUBLE", as_u64=True)
     rows = [[1, 2, 3], [], None, [-1, 2**31 - 1]] * 700
     con.register("t", pa.table({"i": range(len(rows)), "tok": pa.array(rows, pa.list_(pa.int32()))}))
     got = [r[0] for r in con.execute("SELECT tokens(tok) FROM t ORDER BY i").fetchall()]
     assert got == [None if r is None else digest(np.array(r, "<i4").tobytes()) for r in rows]
     (e,) = con.execute("SELECT embedding([0.5, -1, 3]::FLOAT[3])").fetchone()
     assert e == digest(np.array([0.5, -1, 3], "<f4").tobytes())
-    (k,) = con.execute("SELECT id_key([id]) FROM (SELECT 123456789012::BIGINT AS id)").fetchone()
-    assert k == digest((123456789012).to_bytes(8, "little"))
+    ids = con.execute("SELECT id_key(i) FROM (VALUES (123456789012::BIGINT), (-1), (NULL)) v(i)").fetchall()
+    assert ids == [(digest((123456789012).to_bytes(8, "little")),), (digest(b"\xff" * 8),), (None,)]
+    (p,) = con.execute("SELECT price(2.5)").fetchone()
+    assert p == int.from_bytes(digest(np.float64(2.5).tobytes())[:8], "little")
 
 
 def test_enum_columns_of_a_type_of_ones_own_digest_their_values(con):
@@ -154,7 +157,7 @@ def test_a_closed_engine_fails_the_query(con):
         con.execute("SELECT blake3('abc')").fetchall()
 
 
-@pytest.mark.parametrize("input", ["INTEGER", "BOOLEAN[]", "VARCHAR[]", "STRUCT(a INTEGER)"])
+@pytest.mark.parametrize("input", ["BOOLEAN", "BOOLEAN[]", "VARCHAR[]", "STRUCT(a INTEGER, b VARCHAR)"])
 def test_an_input_type_that_cannot_be_hashed_is_refused_at_registration(con, input):
     with pytest.raises(TypeError, match="reaches Python as Arrow"):
         b3.register(con, "h", input=input)

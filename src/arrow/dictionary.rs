@@ -10,14 +10,14 @@ use arrow_array::{downcast_dictionary_array, AnyDictionaryArray, Array};
 use arrow_buffer::ArrowNativeType;
 use arrow_schema::DataType;
 
-use super::rows::{is_byte_type, Rows};
+use super::rows::{is_value_type, Rows};
 use crate::{Engine, Error, ErrorKind, Mode};
 
 /// Whether a dictionary type's values can be hashed: binary or string
-/// values of any layout (not lists, whose null values need a check of
-/// their own, nor dictionaries of dictionaries).
+/// values of any layout, or numbers (not lists, whose null values need a
+/// check of their own, nor dictionaries of dictionaries).
 pub(super) fn is_hashable_dictionary(data_type: &DataType) -> bool {
-    matches!(data_type, DataType::Dictionary(_, values) if is_byte_type(values))
+    matches!(data_type, DataType::Dictionary(_, values) if is_value_type(values))
 }
 
 /// The error for the first row of a dictionary array whose key is valid
@@ -61,7 +61,7 @@ pub(super) fn dictionary_outputs_into(
     out: &mut [u8],
 ) -> Option<Result<(), Error>> {
     let values = dictionary.values();
-    if !is_byte_type(values.data_type()) {
+    if !is_value_type(values.data_type()) {
         return None;
     }
     let value_rows = Rows::of(values.as_ref())?;

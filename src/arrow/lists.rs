@@ -72,7 +72,7 @@ pub(super) fn list_rows(array: &dyn Array) -> Option<Rows<'_>> {
 
 /// The values of a primitive array as bytes, from its first value to its
 /// last (the array's own offset applied).
-fn value_bytes(values: &dyn Array) -> Option<&[u8]> {
+pub(super) fn value_bytes(values: &dyn Array) -> Option<&[u8]> {
     downcast_primitive_array!(
         values => Some(values.values().inner().as_slice()),
         _ => None,

@@ -3,9 +3,10 @@
 //! views, a dictionary's values, a list's child values — and writes the
 //! outputs into the buffer of the array it returns.
 //!
-//! Which bytes a row is: a binary or string row its bytes; a row of a list
-//! of fixed-width numbers its values' bytes as Arrow lays them out
-//! (little-endian); a dictionary row its value's. Null rows get null
+//! Which bytes a row is: a binary or string row its bytes; a number its
+//! bytes as Arrow lays them out (little-endian), and a row of a list of
+//! fixed-width numbers its values' bytes, back to back; a dictionary row
+//! its value's. Null rows get null
 //! outputs (zeros under the validity bitmap, which is the input's).
 
 mod dictionary;
@@ -20,16 +21,17 @@ use arrow_schema::DataType;
 use crate::{Engine, Error, ErrorKind, Mode};
 use dictionary::{check_keys, dictionary_outputs_into, is_hashable_dictionary};
 use lists::{first_row_with_a_null_value, list_value_width};
-use rows::{is_byte_type, Rows};
+use rows::{is_value_type, Rows};
 
 /// Whether [`Engine::hash_arrow`] hashes arrays of this type: binary and
 /// string values of every layout (offsets, large offsets, views,
-/// fixed-size), dictionaries of them, lists (`List`, `LargeList`,
-/// `FixedSizeList`) of fixed-width numbers (integers, floats, decimals,
-/// dates, times, durations), and the null type (all rows null).
+/// fixed-size), fixed-width numbers (integers, floats, decimals, dates,
+/// timestamps, times, durations, intervals), dictionaries of either, lists
+/// (`List`, `LargeList`, `FixedSizeList`) of numbers, and the null type
+/// (all rows null). Booleans, one bit each, are not.
 pub fn is_hashable_arrow_type(data_type: &DataType) -> bool {
     *data_type == DataType::Null
-        || is_byte_type(data_type)
+        || is_value_type(data_type)
         || list_value_width(data_type).is_some()
         || is_hashable_dictionary(data_type)
 }

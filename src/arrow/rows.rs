@@ -1,6 +1,6 @@
-//! The rows of a binary, string or list array as the engine reads them,
-//! borrowed from the array's buffers: Arrow's offsets as packed offsets,
-//! fixed-size values as records, views as slices.
+//! The rows of a binary, string, number or list array as the engine reads
+//! them, borrowed from the array's buffers: Arrow's offsets as packed
+//! offsets, fixed-size values and numbers as records, views as slices.
 
 use std::borrow::Cow;
 
@@ -10,12 +10,19 @@ use arrow_array::{Array, GenericByteViewArray};
 use arrow_buffer::Buffer;
 use arrow_schema::DataType;
 
-use super::lists::list_rows;
+use super::lists::{list_rows, value_bytes};
 use crate::{Engine, Error, ErrorKind, Mode};
+
+/// Whether each value of this type is one row of bytes: binary or string
+/// (of any layout), or a fixed-width number (its little-endian bytes;
+/// booleans, one bit each, are not).
+pub(super) fn is_value_type(data_type: &DataType) -> bool {
+    is_byte_type(data_type) || data_type.primitive_width().is_some()
+}
 
 /// Whether values of this type are bytes (binary or string, of any
 /// layout).
-pub(super) fn is_byte_type(data_type: &DataType) -> bool {
+fn is_byte_type(data_type: &DataType) -> bool {
     matches!(
         data_type,
         DataType::Binary
@@ -38,7 +45,7 @@ pub(super) enum Rows<'a> {
         data: &'a [u8],
         offsets: Cow<'a, [u64]>,
     },
-    /// FixedSizeBinary values (or fixed-size lists), back to back.
+    /// FixedSizeBinary values, fixed-size lists or numbers, back to back.
     Records {
         data: &'a [u8],
         size: usize,
@@ -50,8 +57,8 @@ pub(super) enum Rows<'a> {
 }
 
 impl<'a> Rows<'a> {
-    /// The rows of a binary, string or list-of-numbers array; `None` for
-    /// any other.
+    /// The rows of a binary, string, number or list-of-numbers array;
+    /// `None` for any other.
     pub(super) fn of(array: &'a dyn Array) -> Option<Rows<'a>> {
         Some(match array.data_type() {
             DataType::Binary => {
@@ -80,6 +87,13 @@ impl<'a> Rows<'a> {
             }
             DataType::BinaryView => views(array.as_byte_view::<BinaryViewType>()),
             DataType::Utf8View => views(array.as_byte_view::<StringViewType>()),
+            // A number is its bytes as Arrow lays them out (little-endian),
+            // as one value of a list of numbers is.
+            data_type if data_type.primitive_width().is_some() => Rows::Records {
+                data: value_bytes(array)?,
+                size: data_type.primitive_width()?,
+                count: array.len(),
+            },
             _ => return list_rows(array),
         })
     }
