@@ -125,8 +125,9 @@ def _column_function(engine: Optional[Engine], options: Dict[str, Any], as_u64: 
 
 def _as_blobs(digests: Any) -> Any:
     """Fixed-size binary digests as variable-size binary, a copy of 32
-    bytes a row: DuckDB 1.1 reads the rows after a NULL of a fixed-size
-    binary result from the wrong place. Hex strings pass as they are."""
+    bytes a row: DuckDB before 1.3 reads the rows after a NULL of a
+    fixed-size binary result from the wrong place, and the functions stay
+    right on those versions too. Hex strings pass as they are."""
     import pyarrow as pa
 
     if pa.types.is_fixed_size_binary(digests.type):

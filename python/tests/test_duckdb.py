@@ -80,6 +80,15 @@ def test_hex_u64_and_every_mode_and_length(con, options):
         assert keys == [None if e is None else int.from_bytes(e[:8], "little") for e in expected]
 
 
+def test_duckdb_reads_hash_arrow_digest_columns_with_nulls(con):
+    # DuckDB before 1.3 read the rows after a null of a fixed-size binary
+    # column from the wrong place: the reason for the [duckdb] floor.
+    values = pa.array([b"a", None, b"c", None, b"e"])
+    digests = pa.table({"d": bb.hash_arrow(values)})
+    con.register("digests", digests)
+    assert [r[0] for r in con.execute("SELECT d FROM digests").fetchall()] == [digest(v) for v in values.to_pylist()]
+
+
 def test_u64_keys_deduplicate_in_sql(con):
     b3.register(con, "k", as_u64=True)
     con.execute("CREATE TABLE t AS SELECT (i % 1000)::VARCHAR AS s FROM range(10000) r(i)")
