@@ -21,8 +21,9 @@ A DuckDB function has one signature, so each input type gets a function of
 its own (``input``: any SQL type whose Arrow form ``hash_arrow`` takes:
 VARCHAR, BLOB, ENUM, numbers, dates and timestamps, and lists and arrays of
 numbers). A VARCHAR is hashed as its UTF-8 bytes, a BLOB as its bytes, a
-number as its little-endian bytes (a BIGINT as 8, an INTEGER as 4). The options are fixed when the
-function is registered and checked there; NULL gives NULL.
+number as its little-endian bytes (a BIGINT as 8, an INTEGER as 4). The
+options are fixed when the function is registered and checked there; NULL
+gives NULL.
 """
 
 from __future__ import annotations
@@ -109,7 +110,9 @@ def register(
         "UBIGINT" if as_u64 else "VARCHAR" if hex else "BLOB",
         type="arrow",
         null_handling="special",  # NULL rows reach hash_batch, which keeps them NULL
-        side_effects=False,  # the same input gives the same output: DuckDB may fold constants
+        # A value's digest never changes, so DuckDB may fold constants; a
+        # file's may between two queries.
+        side_effects=files,
     )
 
 
