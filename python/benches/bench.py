@@ -176,8 +176,9 @@ def numbers_table(engine, args, rng, blake3):
     embeddings as a NumPy (n, 384) float32 array by hash_records, against
     hash_arrow over the same bytes as a large_binary column and a blake3-py
     loop over each row's bytes (sliced from the values by the offsets).
-    Then a dictionary column of 1000 64-byte values against decoding it
-    (cast to large_binary) and hashing that, and a blake3-py loop."""
+    Then an int64 column (ids: each number's 8 bytes) the same way, and a
+    dictionary column of 1000 64-byte values against decoding it (cast to
+    large_binary) and hashing that, and a blake3-py loop."""
     names = ["hash_arrow", "as large_binary", "blake3-py loop"]
     print("\nrows of numbers and a dictionary: GB/s of values (speedup over the blake3-py loop)")
     print("values".ljust(24) + "".join(name.rjust(22) for name in names))
@@ -216,6 +217,23 @@ def numbers_table(engine, args, rng, blake3):
             assert [d.tobytes() for d in engine.hash_records(records[:1000])] == expected
             rate = flat.nbytes / best(lambda: engine.hash_records(records), args.repeat) / 1e9
             print("numpy (n, 384) float32".ljust(24) + f"{rate:.2f} ({rate / loop:.1f}x)".rjust(22) + " hash_records")
+    # Numbers: each int64 its 8 little-endian bytes, against the same bytes
+    # as a large_binary column of 8-byte rows and a loop over them.
+    ids = rng.integers(-(2**63), 2**63 - 1, (args.megabytes << 20) // 8, dtype=np.int64)
+    numbers = pa.array(ids)
+    eights = pa.Array.from_buffers(
+        pa.large_binary(), len(ids), [None, pa.py_buffer(np.arange(0, 8 * len(ids) + 1, 8)), pa.py_buffer(ids)]
+    )
+    items = eights.to_pylist()
+    runs = {
+        names[0]: lambda: engine.hash_arrow(numbers),
+        names[1]: lambda: engine.hash_arrow(eights),
+        names[2]: lambda: [blake3.blake3(item).digest() for item in items],
+    }
+    assert engine.hash_arrow(numbers.slice(0, 1000)).to_pylist() == [blake3.blake3(i).digest() for i in items[:1000]]
+    rates = {key: ids.nbytes / best(run, args.repeat) / 1e9 for key, run in runs.items()}
+    loop = rates[names[2]]
+    print("int64 ids".ljust(24) + "".join(f"{rates[key]:.2f} ({rates[key] / loop:.1f}x)".rjust(22) for key in names))
     # A categorical: 64-byte values, 1000 of them, each row's decoded
     # (as large_binary: the same column decoded, then hashed).
     dictionary = pa.array([rng.integers(0, 256, 64, dtype=np.uint8).tobytes() for _ in range(1000)], pa.binary())

@@ -70,6 +70,8 @@ def test_columns_of_every_kind_the_engine_takes():
             "category": pl.Series(["red", "blue", "red"], dtype=pl.Categorical),
             "tokens": pl.Series([[1, 2, 3], [], None], dtype=pl.List(pl.Int32)),
             "embedding": pl.Series(np.arange(6, dtype="<f4").reshape(3, 2), dtype=pl.Array(pl.Float32, 2)),
+            "id": pl.Series([7, None, -1], dtype=pl.Int64),
+            "price": pl.Series([0.5, 1.5, None], dtype=pl.Float32),
         }
     )
     out = df.select(pl.all().blake3.digest())
@@ -77,6 +79,8 @@ def test_columns_of_every_kind_the_engine_takes():
     assert out["category"].to_list() == [digest("red"), digest("blue"), digest("red")]
     assert out["tokens"].to_list() == [digest(np.array([1, 2, 3], "<i4").tobytes()), digest(b""), None]
     assert out["embedding"].to_list() == [digest(np.arange(2 * i, 2 * i + 2, dtype="<f4").tobytes()) for i in range(3)]
+    assert out["id"].to_list() == [digest(np.int64(7).tobytes()), None, digest(np.int64(-1).tobytes())]
+    assert out["price"].to_list() == [digest(np.float32(0.5).tobytes()), digest(np.float32(1.5).tobytes()), None]
 
 
 def test_series_methods_and_an_engine_of_ones_own():
