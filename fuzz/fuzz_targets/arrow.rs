@@ -1,6 +1,6 @@
 //! Arrow arrays of fuzzer-chosen rows — binary, large binary, views,
-//! fixed-size binary, lists and fixed-size lists of `u16`, dictionaries of
-//! binary values — with nulls, sliced at fuzzer-chosen bounds, in all three
+//! fixed-size binary, numbers (`u16`, `i64`), lists and fixed-size lists
+//! of `u16`, dictionaries of binary values — with nulls, sliced at fuzzer-chosen bounds, in all three
 //! modes, on every CPU backend: `Engine::hash_arrow` gives each valid row
 //! `blake3`'s digest of its bytes and each null row a null, or, for a list
 //! with a null value inside a valid row, its typed error; never a panic.
@@ -13,7 +13,8 @@ use blake3_batch::arrow_array::builder::{
 };
 use blake3_batch::arrow_array::types::{Int32Type, UInt16Type};
 use blake3_batch::arrow_array::{
-    Array, ArrayRef, BinaryArray, DictionaryArray, FixedSizeListArray, ListArray, PrimitiveArray,
+    Array, ArrayRef, BinaryArray, DictionaryArray, FixedSizeListArray, Int64Array, ListArray,
+    PrimitiveArray, UInt16Array,
 };
 use blake3_batch::{ErrorKind, Mode};
 use blake3_batch_fuzz::{engines, mode, reference, Input};
@@ -40,7 +41,7 @@ fn byte_rows(input: &mut Input, count: usize, size: Option<usize>) -> Vec<Option
 
 fn case(input: &mut Input) -> Case {
     let count = usize::from(input.byte()) % 40;
-    match input.byte() % 6 {
+    match input.byte() % 7 {
         0 => {
             let rows = byte_rows(input, count, None);
             let slices: Vec<Option<&[u8]>> = rows.iter().map(|row| row.as_deref()).collect();
@@ -117,6 +118,35 @@ fn case(input: &mut Input) -> Case {
                 Arc::new(ListArray::from_iter_primitive::<UInt16Type, _, _>(lists))
             };
             (rows, holes, array)
+        }
+        5 => {
+            // Numbers: each row its value's little-endian bytes.
+            let wide = input.byte().is_multiple_of(2);
+            let values: Vec<Option<u64>> = (0..count)
+                .map(|_| {
+                    let null = input.byte().is_multiple_of(5);
+                    let value = (0..8).fold(0u64, |v, _| v << 8 | u64::from(input.byte()));
+                    (!null).then_some(value)
+                })
+                .collect();
+            let (rows, array): (Vec<Option<Vec<u8>>>, ArrayRef) = if wide {
+                let rows = values.iter().map(|v| v.map(|v| v.to_le_bytes().to_vec()));
+                let array = values
+                    .iter()
+                    .map(|v| v.map(|v| v as i64))
+                    .collect::<Int64Array>();
+                (rows.collect(), Arc::new(array))
+            } else {
+                let rows = values
+                    .iter()
+                    .map(|v| v.map(|v| (v as u16).to_le_bytes().to_vec()));
+                let array = values
+                    .iter()
+                    .map(|v| v.map(|v| v as u16))
+                    .collect::<UInt16Array>();
+                (rows.collect(), Arc::new(array))
+            };
+            (rows, vec![false; count], array)
         }
         _ => {
             let value_count = usize::from(input.byte()) % 12 + 1;
