@@ -31,6 +31,7 @@ from __future__ import annotations
 from typing import Any, Callable, Dict, Optional, Union
 
 import duckdb
+import pyarrow as pa
 
 from ._native import Engine, check_options, default_engine
 
@@ -59,9 +60,9 @@ def register(
     uses).
 
     ``input`` is the SQL type of its argument (a string, or a DuckDB type
-    object such as ``con.type("mood")`` for a type of your own). It returns ``length`` bytes
-    of BLAKE3 output from byte ``seek`` on as a BLOB (over 32: the extended
-    output), with ``hex=True`` as a VARCHAR of lowercase hex, or with
+    object such as ``con.type("mood")`` for a type of your own). It
+    returns ``length`` bytes of BLAKE3 output from byte ``seek`` on as a
+    BLOB (over 32: the extended output), with ``hex=True`` as a VARCHAR of lowercase hex, or with
     ``as_u64=True`` the digest's first 8 bytes as a little-endian UBIGINT
     (keys for ``GROUP BY`` and joins). ``key`` (32 bytes) selects the keyed
     mode, ``derive_key`` (a context string) key derivation. With
@@ -96,12 +97,10 @@ def register(
     sql_type = target.type(input) if isinstance(input, str) else input
     if files and str(sql_type) != "VARCHAR":
         raise ValueError(f"files=True takes VARCHAR paths: leave input={input!r} out")
-    if not files:
-        _check_input(sql_type, engine)
-
     if files:
         hash_batch = _files_function(engine, options, errors)
     else:
+        _check_input(sql_type, engine)
         hash_batch = _column_function(engine, options, as_u64)
     target.create_function(
         name,
@@ -131,16 +130,12 @@ def _as_blobs(digests: Any) -> Any:
     bytes a row: DuckDB before 1.3 reads the rows after a NULL of a
     fixed-size binary result from the wrong place, and the functions stay
     right on those versions too. Hex strings pass as they are."""
-    import pyarrow as pa
-
     if pa.types.is_fixed_size_binary(digests.type):
         return digests.cast(pa.large_binary())
     return digests
 
 
 def _files_function(engine: Optional[Engine], options: Dict[str, Any], errors: str) -> Callable[[Any], Any]:
-    import pyarrow as pa
-
     kind = pa.string() if options["hex"] else pa.large_binary()  # not fixed-size: see _as_blobs
 
     def hash_files(paths: Any) -> Any:
@@ -155,8 +150,6 @@ def _check_input(sql_type: Any, engine: Optional[Engine]) -> None:
     function as an Arrow type that ``hash_arrow`` refuses (BOOLEAN,
     VARCHAR[], ...). A database of its own finds the Arrow type from the
     type's full definition, so the caller's sees nothing of it."""
-    import pyarrow as pa
-
     arrow_types = []
 
     def record_type(values: Any) -> Any:

@@ -15,9 +15,9 @@ eager and lazy queries (the streaming engine included)::
 Each batch of the column is hashed as :func:`blake3_batch.hash_arrow`
 hashes it, read in place with the GIL released: String, Binary,
 Categorical and Enum columns, numbers (each one's bytes), and Lists and
-Arrays of numbers (their values' bytes); nulls stay null. ``length``, ``seek``, ``key`` and
-``derive_key`` are ``hash_arrow``'s, checked when the expression is
-built; ``engine`` an :class:`~blake3_batch.Engine` (default: the shared
+Arrays of numbers (their values' bytes); nulls stay null. ``length``,
+``seek``, ``key`` and ``derive_key`` are ``hash_arrow``'s, checked when
+the expression is built; ``engine`` an :class:`~blake3_batch.Engine` (default: the shared
 one, as the module-level functions use).
 """
 

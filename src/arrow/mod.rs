@@ -6,8 +6,8 @@
 //! Which bytes a row is: a binary or string row its bytes; a number its
 //! bytes as Arrow lays them out (little-endian), and a row of a list of
 //! fixed-width numbers its values' bytes, back to back; a dictionary row
-//! its value's. Null rows get null
-//! outputs (zeros under the validity bitmap, which is the input's).
+//! its value's. Null rows get null outputs (zeros under the validity
+//! bitmap, which is the input's).
 
 mod dictionary;
 mod lists;
