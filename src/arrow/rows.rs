@@ -87,14 +87,16 @@ impl<'a> Rows<'a> {
             }
             DataType::BinaryView => views(array.as_byte_view::<BinaryViewType>()),
             DataType::Utf8View => views(array.as_byte_view::<StringViewType>()),
-            // A number is its bytes as Arrow lays them out (little-endian),
-            // as one value of a list of numbers is.
-            data_type if data_type.primitive_width().is_some() => Rows::Records {
-                data: value_bytes(array)?,
-                size: data_type.primitive_width()?,
-                count: array.len(),
+            data_type => match data_type.primitive_width() {
+                // A number is its bytes as Arrow lays them out
+                // (little-endian), as one value of a list of numbers is.
+                Some(size) => Rows::Records {
+                    data: value_bytes(array)?,
+                    size,
+                    count: array.len(),
+                },
+                None => return list_rows(array),
             },
-            _ => return list_rows(array),
         })
     }
 
