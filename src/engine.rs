@@ -959,7 +959,7 @@ impl Engine {
         Ok(())
     }
 
-    fn cpu_threads(&self) -> Threads<'_> {
+    pub(crate) fn cpu_threads(&self) -> Threads<'_> {
         match (&self.inner.pool, self.inner.threads) {
             (Some(pool), _) => Threads::Pool(pool),
             (None, 1) => Threads::One,

@@ -201,7 +201,7 @@ pub enum ErrorKind {
     },
     /// An Arrow array of a type whose rows have no bytes to hash (feature
     /// `arrow`).
-    #[error("cannot hash an Arrow array of type {data_type}: give binary, large binary, string, large string, binary view, string view or fixed-size binary values or fixed-width numbers (or a dictionary of them), or a list, large list or fixed-size list of fixed-width numbers (cast booleans to uint8 first)")]
+    #[error("cannot hash an Arrow array of type {data_type}: give binary, large binary, string, large string, binary view, string view or fixed-size binary values or fixed-width numbers (or a dictionary of them), or a list, large list or fixed-size list of fixed-width numbers, or a struct of one or more fields of those types (cast booleans to uint8 first)")]
     ArrowType {
         /// The array's type, as Arrow writes it.
         data_type: String,

@@ -6,12 +6,14 @@
 //! Which bytes a row is: a binary or string row its bytes; a number its
 //! bytes as Arrow lays them out (little-endian), and a row of a list of
 //! fixed-width numbers its values' bytes, back to back; a dictionary row
-//! its value's. Null rows get null outputs (zeros under the validity
-//! bitmap, which is the input's).
+//! its value's; a struct row (a record batch's) its fields' values, each
+//! framed (see `structs.rs`). Null rows get null outputs (zeros under the
+//! validity bitmap, which is the input's).
 
 mod dictionary;
 mod lists;
 mod rows;
+mod structs;
 
 use arrow_array::cast::AsArray;
 use arrow_array::{Array, FixedSizeBinaryArray, UInt64Array};
@@ -19,21 +21,21 @@ use arrow_buffer::{Buffer, NullBuffer};
 use arrow_schema::DataType;
 
 use crate::{Engine, Error, ErrorKind, Mode};
-use dictionary::{check_keys, dictionary_outputs_into, is_hashable_dictionary};
-use lists::{first_row_with_a_null_value, list_value_width};
-use rows::{is_value_type, Rows};
+use dictionary::{check_keys, dictionary_outputs_into};
+use lists::first_row_with_a_null_value;
+use rows::Rows;
+use structs::{check_fields, is_hashable_field, is_hashable_struct, struct_outputs_into};
 
 /// Whether [`Engine::hash_arrow`] hashes arrays of this type: binary and
 /// string values of every layout (offsets, large offsets, views,
 /// fixed-size), fixed-width numbers (integers, floats, decimals, dates,
 /// timestamps, times, durations, intervals), dictionaries of either, lists
 /// (`List`, `LargeList`, `FixedSizeList`) of numbers, and the null type
-/// (all rows null). Booleans, one bit each, are not.
+/// (all rows null), and structs of one or more fields of those types (a
+/// record batch's rows, see [`Engine::hash_arrow_xof_at`]). Booleans, one
+/// bit each, are not.
 pub fn is_hashable_arrow_type(data_type: &DataType) -> bool {
-    *data_type == DataType::Null
-        || is_value_type(data_type)
-        || list_value_width(data_type).is_some()
-        || is_hashable_dictionary(data_type)
+    is_hashable_field(data_type) || is_hashable_struct(data_type)
 }
 
 impl Engine {
@@ -67,6 +69,34 @@ impl Engine {
     /// [`ErrorKind::ArrowNullValue`], a dictionary key past its values
     /// [`ErrorKind::ArrowDictionaryKey`], and offsets that decrease or run
     /// past the values the errors [`Engine::hash_packed_into`] gives.
+    ///
+    /// A `StructArray` (a `RecordBatch` through `StructArray::from`) is
+    /// hashed a row at a time over all its fields, for deduplication on
+    /// several columns: a row's input is each field's value in field
+    /// order, a null one as the byte `0x00`, any other as `0x01`, its
+    /// length in bytes as a little-endian `u64`, then its bytes (as the
+    /// field's own column would be hashed). Framing makes rows that differ
+    /// give different inputs, so `("ab", "c")` and `("a", "bc")` differ,
+    /// and so do a null and an empty value. The framed rows are copied, a
+    /// MiB at a time, and a struct's fields cannot be structs.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use blake3_batch::arrow_array::{ArrayRef, Int64Array, RecordBatch, StringArray, StructArray};
+    /// use blake3_batch::{Engine, Mode};
+    ///
+    /// let batch = RecordBatch::try_from_iter([
+    ///     ("id", Arc::new(Int64Array::from(vec![7])) as ArrayRef),
+    ///     ("name", Arc::new(StringArray::from(vec![None::<&str>]))),
+    /// ])?;
+    /// let digests = Engine::builder().build()?.hash_arrow(Mode::Hash, &StructArray::from(batch))?;
+    /// let mut row = vec![1];
+    /// row.extend(8u64.to_le_bytes());
+    /// row.extend(7i64.to_le_bytes());
+    /// row.push(0);
+    /// assert_eq!(digests.value(0), blake3::hash(&row).as_bytes());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn hash_arrow_xof_at(
         &self,
         mode: Mode,
@@ -121,7 +151,10 @@ fn check(array: &dyn Array) -> Result<(), Error> {
     if let Some(row) = first_row_with_a_null_value(array) {
         return Err(ErrorKind::ArrowNullValue { row }.into());
     }
-    check_keys(array)
+    match array.as_struct_opt() {
+        Some(array) => check_fields(array),
+        None => check_keys(array),
+    }
 }
 
 /// Writes `length` bytes of every row's output from byte `seek` on into
@@ -138,15 +171,20 @@ fn outputs_into(
     let unhashable = || ErrorKind::ArrowType {
         data_type: array.data_type().to_string(),
     };
-    let hashed = match array.as_any_dictionary_opt() {
-        Some(dictionary) => dictionary_outputs_into(engine, mode, output, dictionary, out)
-            .unwrap_or_else(|| Err(unhashable().into())),
-        // Every row is null: nothing to hash, `out` stays zeros.
-        None if *array.data_type() == DataType::Null => Ok(()),
-        None => match Rows::of(array) {
-            Some(rows) => rows.hash_into(engine, mode, output, out),
-            None => Err(unhashable().into()),
-        },
+    let hashed = if let Some(fields) = array.as_struct_opt() {
+        struct_outputs_into(engine, mode, output, fields, out)
+            .unwrap_or_else(|| Err(unhashable().into()))
+    } else {
+        match array.as_any_dictionary_opt() {
+            Some(dictionary) => dictionary_outputs_into(engine, mode, output, dictionary, out)
+                .unwrap_or_else(|| Err(unhashable().into())),
+            // Every row is null: nothing to hash, `out` stays zeros.
+            None if *array.data_type() == DataType::Null => Ok(()),
+            None => match Rows::of(array) {
+                Some(rows) => rows.hash_into(engine, mode, output, out),
+                None => Err(unhashable().into()),
+            },
+        }
     };
     if hashed.is_err() {
         out.fill(0);

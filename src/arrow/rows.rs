@@ -3,11 +3,12 @@
 //! offsets, fixed-size values and numbers as records, views as slices.
 
 use std::borrow::Cow;
+use std::ops::Range;
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::{BinaryViewType, ByteViewType, StringViewType};
 use arrow_array::{Array, GenericByteViewArray};
-use arrow_buffer::Buffer;
+use arrow_buffer::{Buffer, NullBuffer};
 use arrow_schema::DataType;
 
 use super::lists::{list_rows, value_bytes};
@@ -112,34 +113,67 @@ impl<'a> Rows<'a> {
     /// Row `row`'s bytes, or the error that says why the array's offsets
     /// or records do not hold it (as the engine would report them).
     pub(super) fn row(&self, row: usize) -> Result<&'a [u8], Error> {
-        let (data, start, end) = match self {
-            Rows::Packed32 { data, offsets } => {
-                (*data, u64::from(offsets[row]), u64::from(offsets[row + 1]))
+        match self {
+            Rows::Packed32 { data, offsets } => bytes_between(
+                data,
+                row,
+                u64::from(offsets[row]),
+                u64::from(offsets[row + 1]),
+            ),
+            Rows::Packed64 { data, offsets } => {
+                bytes_between(data, row, offsets[row], offsets[row + 1])
             }
-            Rows::Packed64 { data, offsets } => (*data, offsets[row], offsets[row + 1]),
             Rows::Records { data, size, .. } => {
-                (*data, (row * size) as u64, ((row + 1) * size) as u64)
+                bytes_between(data, row, (row * size) as u64, ((row + 1) * size) as u64)
             }
-            Rows::Slices(slices) => return Ok(slices[row]),
-        };
-        let index = row + 1;
-        if end < start {
-            Err(ErrorKind::OffsetsDecrease {
-                index,
-                previous: start,
-                offset: end,
-            }
-            .into())
-        } else if end > data.len() as u64 {
-            Err(ErrorKind::OffsetOutOfBounds {
-                index,
-                offset: end,
-                data_len: data.len(),
-            }
-            .into())
-        } else {
-            Ok(&data[start as usize..end as usize])
+            Rows::Slices(slices) => Ok(slices[row]),
         }
+    }
+
+    /// Calls `f` with each row of `rows`, numbered from 0, and its bytes
+    /// (`None` where `nulls` holds it null), or returns the error
+    /// [`Rows::row`] gives for the first valid row the array does not
+    /// hold. One loop per layout, for callers that visit every row.
+    pub(super) fn for_each_row(
+        &self,
+        rows: Range<usize>,
+        nulls: Option<&NullBuffer>,
+        mut f: impl FnMut(usize, Option<&'a [u8]>),
+    ) -> Result<(), Error> {
+        let is_valid = |row: usize| nulls.is_none_or(|nulls| nulls.is_valid(row));
+        match self {
+            Rows::Packed32 { data, offsets } => {
+                for (index, row) in rows.enumerate() {
+                    let (start, end) = (u64::from(offsets[row]), u64::from(offsets[row + 1]));
+                    let value = is_valid(row).then(|| bytes_between(data, row, start, end));
+                    f(index, value.transpose()?);
+                }
+            }
+            Rows::Packed64 { data, offsets } => {
+                for (index, row) in rows.enumerate() {
+                    let (start, end) = (offsets[row], offsets[row + 1]);
+                    let value = is_valid(row).then(|| bytes_between(data, row, start, end));
+                    f(index, value.transpose()?);
+                }
+            }
+            Rows::Records { data, size, .. } => {
+                // Every record of `rows` lies in `data` where the last does.
+                let end = (rows.end * size) as u64;
+                bytes_between(data, rows.end.saturating_sub(1), 0, end)?;
+                for (index, row) in rows.enumerate() {
+                    f(
+                        index,
+                        is_valid(row).then(|| &data[row * size..(row + 1) * size]),
+                    );
+                }
+            }
+            Rows::Slices(slices) => {
+                for (index, row) in rows.enumerate() {
+                    f(index, is_valid(row).then(|| slices[row]));
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Writes `length` bytes of output from byte `seek` on of every row
@@ -180,6 +214,29 @@ impl<'a> Rows<'a> {
             }
             Rows::Slices(slices) => engine.hash_slices_xof_at_into(mode, slices, length, seek, out),
         }
+    }
+}
+
+/// `data[start..end]`, row `row`'s bytes, or the error the engine gives
+/// for offsets that decrease or run past the data.
+fn bytes_between(data: &[u8], row: usize, start: u64, end: u64) -> Result<&[u8], Error> {
+    let index = row + 1;
+    if end < start {
+        Err(ErrorKind::OffsetsDecrease {
+            index,
+            previous: start,
+            offset: end,
+        }
+        .into())
+    } else if end > data.len() as u64 {
+        Err(ErrorKind::OffsetOutOfBounds {
+            index,
+            offset: end,
+            data_len: data.len(),
+        }
+        .into())
+    } else {
+        Ok(&data[start as usize..end as usize])
     }
 }
 

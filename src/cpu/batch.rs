@@ -84,11 +84,60 @@ impl<'p> Threads<'p> {
         }
     }
 
+    /// `work` on every item, the outputs in the items' order: the first
+    /// item on the calling thread while the pool's threads take the others
+    /// (then the caller waits for them), for a few items of equal work
+    /// each, one per thread. Unlike [`Threads::map`] the caller works
+    /// rather than wait for the pool alone, whose workers are one fewer
+    /// than the engine's threads.
+    #[cfg(feature = "arrow")]
+    pub(crate) fn map_here<T: Send, O: Send>(
+        self,
+        items: Vec<T>,
+        work: impl Fn(T) -> O + Sync,
+    ) -> Vec<O> {
+        let pool = match self {
+            _ if items.len() <= 1 => return items.into_iter().map(work).collect(),
+            Threads::One => return items.into_iter().map(work).collect(),
+            Threads::Pool(pool) => Some(pool),
+            Threads::Part { pool, .. } => pool,
+            Threads::Global => None,
+        };
+        let mut outputs: Vec<Option<O>> = items.iter().map(|_| None).collect();
+        match pool {
+            Some(pool) => pool.in_place_scope(|scope| spread(scope, items, &mut outputs, &work)),
+            None => rayon::in_place_scope(|scope| spread(scope, items, &mut outputs, &work)),
+        }
+        let done = outputs
+            .into_iter()
+            .map(|output| output.expect("every item ran"));
+        done.collect()
+    }
+
     /// Runs `work` on every item, spread over these threads (the GPU's
     /// packing of a slab: copies too big for one core).
     pub(crate) fn for_each<T: Send>(self, items: Vec<T>, work: impl Fn(T) + Sync + Send) {
         // A `Vec<()>` allocates nothing.
         self.map(items, work);
+    }
+}
+
+/// [`Threads::map_here`]'s spread: the first item on the calling thread,
+/// the others spawned into `scope`, each output into its slot.
+#[cfg(feature = "arrow")]
+fn spread<'s, T: Send + 's, O: Send + 's>(
+    scope: &rayon::Scope<'s>,
+    items: Vec<T>,
+    outputs: &'s mut [Option<O>],
+    work: &'s (impl Fn(T) -> O + Sync),
+) {
+    let mut pairs = items.into_iter().zip(outputs.iter_mut());
+    let here = pairs.next();
+    for (item, slot) in pairs {
+        scope.spawn(move |_| *slot = Some(work(item)));
+    }
+    if let Some((item, slot)) = here {
+        *slot = Some(work(item));
     }
 }
 
