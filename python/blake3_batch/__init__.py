@@ -42,9 +42,10 @@ def hash_arrow(
     hex: bool = False,
     key: Optional[Key] = None,
     derive_key: Optional[str] = None,
+    rows: bool = False,
 ) -> Any:
     """Digests of an Arrow column of binary or string values, of numbers,
-    or of lists of numbers.
+    or of lists of numbers; with ``rows=True``, of a table's rows.
 
     ``column`` is any object with ``__arrow_c_array__`` or
     ``__arrow_c_stream__`` (pyarrow, Polars, DuckDB, nanoarrow, arro3) of type
@@ -68,17 +69,29 @@ def hash_arrow(
     context string) in key derivation mode; every function here takes
     ``length``, ``seek``, ``key`` and ``derive_key`` alike, and all but
     ``hash_records`` take ``hex``.
+
+    A table of one column (a pyarrow ``Table`` or ``RecordBatch``, a
+    DataFrame, a query) is that column; one of several is a ``TypeError``
+    unless ``rows=True``, which hashes each row of a table (or of a struct
+    column) over all its columns, for deduplication on several columns:
+    each column's value in column order, a null one as the byte ``0x00``,
+    any other as ``0x01``, its length in bytes as a little-endian 8-byte
+    integer, then its bytes as that column alone would be hashed, so
+    ``("ab", "c")`` and ``("a", "bc")`` differ, and so do a null and an
+    empty value. A null row of a struct column gets a null output.
     """
-    return default_engine().hash_arrow(column, length=length, seek=seek, hex=hex, key=key, derive_key=derive_key)
+    return default_engine().hash_arrow(
+        column, length=length, seek=seek, hex=hex, key=key, derive_key=derive_key, rows=rows
+    )
 
 
 def hash_arrow_u64(
-    column: Any, *, key: Optional[Key] = None, derive_key: Optional[str] = None
+    column: Any, *, key: Optional[Key] = None, derive_key: Optional[str] = None, rows: bool = False
 ) -> Any:
     """The first 8 bytes of each row's digest as little-endian
     ``pyarrow.uint64`` values: compact keys for deduplication and joins.
-    Nulls stay null."""
-    return default_engine().hash_arrow_u64(column, key=key, derive_key=derive_key)
+    Nulls stay null; ``rows=True`` as for ``hash_arrow``."""
+    return default_engine().hash_arrow_u64(column, key=key, derive_key=derive_key, rows=rows)
 
 
 def hash_arrow_batches(
@@ -90,6 +103,7 @@ def hash_arrow_batches(
     as_u64: bool = False,
     key: Optional[Key] = None,
     derive_key: Optional[str] = None,
+    rows: bool = False,
 ) -> ArrowDigestBatches:
     """The outputs of an Arrow stream, a batch at a time: an iterator that
     yields, for each batch of ``source``, what ``hash_arrow`` (or, with
@@ -103,10 +117,11 @@ def hash_arrow_batches(
     larger than memory is hashed in the memory of one batch. Options are
     checked at the call; a batch that cannot be hashed raises when it is
     reached, the message naming the batch and the row counted from the
-    stream's start, and the iteration goes on past it.
+    stream's start, and the iteration goes on past it. ``rows=True``
+    hashes each batch's rows over all its columns, as ``hash_arrow`` does.
     """
     return default_engine().hash_arrow_batches(
-        source, length=length, seek=seek, hex=hex, as_u64=as_u64, key=key, derive_key=derive_key
+        source, length=length, seek=seek, hex=hex, as_u64=as_u64, key=key, derive_key=derive_key, rows=rows
     )
 
 

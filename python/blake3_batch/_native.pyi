@@ -39,6 +39,7 @@ class Engine:
         hex: bool = False,
         key: Optional[_Key] = None,
         derive_key: Optional[str] = None,
+        rows: bool = False,
     ) -> Union[pa.FixedSizeBinaryArray, pa.StringArray, pa.LargeStringArray, pa.ChunkedArray]: ...
     def hash_arrow_u64(
         self,
@@ -46,6 +47,7 @@ class Engine:
         *,
         key: Optional[_Key] = None,
         derive_key: Optional[str] = None,
+        rows: bool = False,
     ) -> Union[pa.UInt64Array, pa.ChunkedArray]: ...
     def hash_arrow_batches(
         self,
@@ -57,6 +59,7 @@ class Engine:
         as_u64: bool = False,
         key: Optional[_Key] = None,
         derive_key: Optional[str] = None,
+        rows: bool = False,
     ) -> "ArrowDigestBatches": ...
     def hash_many(
         self,

@@ -13,15 +13,19 @@ released)::
     b3.register(con, "blake3_blob", input="BLOB")
     b3.register(con, "id_key", input="BIGINT", as_u64=True)   # a number's little-endian bytes
     b3.register(con, "tokens_key", input="INTEGER[]", as_u64=True)
+    b3.register(con, "pair_key", input="STRUCT(id BIGINT, text VARCHAR)", as_u64=True)
     b3.register(con, "blake3_file", files=True)          # a path -> the digest of its file
     con.sql("SELECT text, blake3(text), row_key(text) FROM docs")
     con.sql("SELECT file, blake3_file(file) FROM glob('data/*.parquet')")
+    con.sql("SELECT pair_key({'id': id, 'text': text}) FROM docs")  # one key over both
 
 A DuckDB function has one signature, so each input type gets a function of
 its own (``input``: any SQL type whose Arrow form ``hash_arrow`` takes:
-VARCHAR, BLOB, ENUM, numbers, dates and timestamps, and lists and arrays of
-numbers). A VARCHAR is hashed as its UTF-8 bytes, a BLOB as its bytes, a
-number as its little-endian bytes (a BIGINT as 8, an INTEGER as 4). The
+VARCHAR, BLOB, ENUM, numbers, dates and timestamps, lists and arrays of
+numbers, and STRUCTs of those). A VARCHAR is hashed as its UTF-8 bytes, a
+BLOB as its bytes, a number as its little-endian bytes (a BIGINT as 8, an
+INTEGER as 4), a STRUCT over all its fields as ``hash_arrow(...,
+rows=True)`` hashes a table's rows (for a key over several columns). The
 options are fixed when the function is registered and checked there; NULL
 gives NULL.
 """
@@ -118,9 +122,11 @@ def register(
 def _column_function(engine: Optional[Engine], options: Dict[str, Any], as_u64: bool) -> Callable[[Any], Any]:
     def hash_column(values: Any) -> Any:
         hashing = engine or default_engine()
+        # A STRUCT is a row of several values, hashed over all of them.
+        rows = pa.types.is_struct(values.type)
         if as_u64:
-            return hashing.hash_arrow_u64(values, **options)
-        return _as_blobs(hashing.hash_arrow(values, **options))
+            return hashing.hash_arrow_u64(values, rows=rows, **options)
+        return _as_blobs(hashing.hash_arrow(values, rows=rows, **options))
 
     return hash_column
 
@@ -169,10 +175,11 @@ def _check_input(sql_type: Any, engine: Optional[Engine]) -> None:
     finally:
         probe.close()
     try:
-        (engine or default_engine()).hash_arrow(pa.array([], type=arrow_types[0]))
+        arrow_type = arrow_types[0]
+        (engine or default_engine()).hash_arrow(pa.array([], type=arrow_type), rows=pa.types.is_struct(arrow_type))
     except TypeError as error:
         raise TypeError(
             f"input={str(sql_type)!r} reaches Python as Arrow {arrow_types[0]}, which cannot be hashed: register "
-            "the function for VARCHAR, BLOB, an ENUM, a number or a list or array of numbers and convert in "
-            "SQL (a BOOLEAN b as b::UTINYINT, a list of strings as array_to_string(l, sep))"
+            "the function for VARCHAR, BLOB, an ENUM, a number, a list or array of numbers or a STRUCT of those, "
+            "and convert in SQL (a BOOLEAN b as b::UTINYINT, a list of strings as array_to_string(l, sep))"
         ) from error

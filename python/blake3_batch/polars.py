@@ -15,7 +15,9 @@ eager and lazy queries (the streaming engine included)::
 Each batch of the column is hashed as :func:`blake3_batch.hash_arrow`
 hashes it, read in place with the GIL released: String, Binary,
 Categorical and Enum columns, numbers (each one's bytes), and Lists and
-Arrays of numbers (their values' bytes); nulls stay null. ``length``,
+Arrays of numbers (their values' bytes), and Structs of those
+(``pl.struct("id", "text")``: each row over all its fields, framed as
+``hash_arrow(..., rows=True)`` frames a table's rows); nulls stay null. ``length``,
 ``seek``, ``key`` and ``derive_key`` are ``hash_arrow``'s, checked when
 the expression is built; ``engine`` an :class:`~blake3_batch.Engine` (default: the shared
 one, as the module-level functions use).
@@ -54,10 +56,12 @@ class _Hashing:
             # with a buffer that Arrow's C interface does not allow).
             return pl.repeat(None, series.len(), dtype=self.dtype, eager=True).alias(series.name)
         engine = self.engine or default_engine()
+        # A struct (pl.struct("a", "b")) is a row of several columns.
+        rows = isinstance(series.dtype, pl.Struct)
         if self.kind == "u64":
-            out = engine.hash_arrow_u64(series, **self.options)
+            out = engine.hash_arrow_u64(series, rows=rows, **self.options)
         else:
-            out = engine.hash_arrow(series, hex=self.kind == "hexdigest", **self.options)
+            out = engine.hash_arrow(series, hex=self.kind == "hexdigest", rows=rows, **self.options)
         return pl.Series(series.name, out, dtype=self.dtype)
 
 

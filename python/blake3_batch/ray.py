@@ -1,12 +1,15 @@
 """Ray Data helpers: a digest column added to every batch of a dataset, one
 engine per worker: of a binary, string, number or numbers-list column, tensor
-columns of one shape included (``HashColumn``), or of
+columns of one shape included, or of each row over several columns
+(``HashColumn``), or of
 the files a column of paths names, read where the worker runs
 (``HashFiles``: only the digests travel, not the files' bytes).
 
     ds = ray.data.read_parquet(path)
     ds = ds.map_batches(blake3_batch.ray.HashColumn("text", out="blake3"),
                         batch_format="pyarrow", batch_size=65536, concurrency=4)
+    ds = ds.map_batches(blake3_batch.ray.HashColumn(["title", "text"], out="key", as_u64=True),
+                        batch_format="pyarrow", concurrency=4)
     files = ray.data.from_items([{"path": p} for p in paths])
     files = files.map_batches(blake3_batch.ray.HashFiles("path"),
                               batch_format="pyarrow", concurrency=4)
@@ -18,7 +21,7 @@ its own process. Add ``num_gpus=1`` and ``backend="gpu"`` on GPU hosts.
 
 from __future__ import annotations
 
-from typing import Any, Optional, Union
+from typing import Any, Optional, Sequence, Union
 
 from . import Engine
 from ._native import check_options
@@ -28,7 +31,9 @@ __all__ = ["HashColumn", "HashFiles"]
 
 class HashColumn:
     """Adds the BLAKE3 digest of one column to a
-    ``pyarrow.Table`` (or ``RecordBatch``) batch.
+    ``pyarrow.Table`` (or ``RecordBatch``) batch, or, for a list of
+    columns, of each row over those columns in that order, framed as
+    :func:`blake3_batch.hash_arrow` frames rows with ``rows=True``.
 
     ``out`` names the new column (replaced if present). ``length`` bytes
     of binary from byte ``seek`` of each output on (BLAKE3's extended
@@ -40,7 +45,7 @@ class HashColumn:
 
     def __init__(
         self,
-        column: str,
+        column: Union[str, Sequence[str]],
         out: str = "blake3",
         *,
         length: int = 32,
@@ -58,6 +63,10 @@ class HashColumn:
             raise ValueError(
                 "as_u64=True stores each digest's first 8 bytes: leave length=, seek= and hex= out"
             )
+        if not isinstance(column, str):
+            column = list(column)
+            if not column or not all(isinstance(name, str) for name in column):
+                raise TypeError(f"column={column!r}: give a column's name or a non-empty list of names")
         self.column = column
         self.out = out
         self.length = length
@@ -82,11 +91,19 @@ class HashColumn:
         return state
 
     def __call__(self, batch: Any) -> Any:
-        batch = _table(batch, self.column, "HashColumn")
+        import pyarrow as pa
+
+        names = [self.column] if isinstance(self.column, str) else self.column
+        for name in names:
+            batch = _table(batch, name, "HashColumn")
         engine = self._get_engine()
-        values = _storage(batch.column(self.column))
+        rows = not isinstance(self.column, str)
+        if rows:
+            values = pa.table({name: _storage(batch.column(name)) for name in names})
+        else:
+            values = _storage(batch.column(self.column))
         if self.as_u64:
-            digests = engine.hash_arrow_u64(values, key=self.key, derive_key=self.derive_key)
+            digests = engine.hash_arrow_u64(values, key=self.key, derive_key=self.derive_key, rows=rows)
         else:
             digests = engine.hash_arrow(
                 values,
@@ -95,6 +112,7 @@ class HashColumn:
                 hex=self.hex,
                 key=self.key,
                 derive_key=self.derive_key,
+                rows=rows,
             )
         return _with_column(batch, self.out, digests)
 

@@ -51,6 +51,8 @@ pub struct ArrowDigestBatches {
     progress: Mutex<Progress>,
     /// What each row gets (options already checked).
     output: ArrowOutput,
+    /// Whether each batch's rows are hashed over all its columns.
+    rows: bool,
 }
 
 impl ArrowDigestBatches {
@@ -61,6 +63,7 @@ impl ArrowDigestBatches {
         engine: Py<PyEngine>,
         source: &Bound<'_, PyAny>,
         output: ArrowOutput,
+        rows: bool,
     ) -> PyResult<Self> {
         let source = if source.hasattr("__arrow_c_stream__")? {
             let stream: PyArrayReader = source.extract()?;
@@ -92,6 +95,7 @@ impl ArrowDigestBatches {
                 rows: Some(0),
             }),
             output,
+            rows,
         })
     }
 
@@ -150,7 +154,8 @@ impl ArrowDigestBatches {
         let first_row = progress.rows;
         progress.batches += 1;
         let engine = self.engine.bind(py).get();
-        let outputs = engine.hash_arrow_from(py, &batch, &self.output, first_row.unwrap_or(0));
+        let outputs =
+            engine.hash_arrow_from(py, &batch, &self.output, self.rows, first_row.unwrap_or(0));
         // One output row per input row; a batch that failed is counted
         // by its length where it has one.
         let rows = match &outputs {

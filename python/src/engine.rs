@@ -23,7 +23,7 @@ use crate::errors::to_py;
 use crate::options::{type_name, Options, OwnedMode};
 use crate::pinned::PyPinnedBuffer;
 use crate::reader::PyReader;
-use crate::tables::{column_of, one_column};
+use crate::tables::{column_of, one_column, table_rows};
 
 /// A BLAKE3 batch engine: a backend (`"auto"`, `"cpu"` or `"gpu"`) and a
 /// number of threads, reused across calls and shared between threads.
@@ -94,14 +94,16 @@ impl PyEngine {
         self.pid == std::process::id()
     }
 
-    /// `hash_arrow` or `hash_arrow_u64` (as `output` says) of `column`,
-    /// whose first row is row `first_row` of what the caller hashes (a
-    /// stream's batch), so that errors name the caller's row.
+    /// `hash_arrow` or `hash_arrow_u64` (as `output` says) of `column` (with
+    /// `rows`, of a table's rows over all its columns), whose first row is
+    /// row `first_row` of what the caller hashes (a stream's batch), so
+    /// that errors name the caller's row.
     pub fn hash_arrow_from<'py>(
         &self,
         py: Python<'py>,
         column: &Bound<'py, PyAny>,
         output: &ArrowOutput,
+        rows: bool,
         first_row: usize,
     ) -> PyResult<Bound<'py, PyAny>> {
         let engine = self.engine()?;
@@ -122,13 +124,13 @@ impl PyEngine {
                         _ => Ok(outputs),
                     }
                 };
-                hash_column(py, column, first_row, output, hash)
+                hash_column(py, column, (rows, first_row), output, hash)
             }
             ArrowOutput::U64(mode) => {
                 let hash = |array: &dyn arrow_array::Array, _: &DataType| {
                     hash_array_u64(&engine, mode.as_mode(), array)
                 };
-                hash_column(py, column, first_row, |_| DataType::UInt64, hash)
+                hash_column(py, column, (rows, first_row), |_| DataType::UInt64, hash)
             }
         }
     }
@@ -184,7 +186,9 @@ impl PyEngine {
     /// `ChunkedArray` with one chunk per input chunk for a stream), nulls
     /// kept null; with `hex=True` a `pyarrow.string` array of
     /// lowercase hex (`large_string` past 2 GiB of digits in an array).
-    #[pyo3(signature = (column, *, length = 32, seek = 0, hex = false, key = None, derive_key = None))]
+    /// With `rows=True`, of each row of a table (or struct column) over all
+    /// its columns, each value framed by a flag byte and its length.
+    #[pyo3(signature = (column, *, length = 32, seek = 0, hex = false, key = None, derive_key = None, rows = false))]
     // One Rust argument per Python keyword argument.
     #[allow(clippy::too_many_arguments)]
     fn hash_arrow<'py>(
@@ -196,9 +200,10 @@ impl PyEngine {
         hex: bool,
         key: Option<&Bound<'py, PyAny>>,
         derive_key: Option<&str>,
+        rows: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
         let options = Options::parse(key, derive_key, length, seek)?;
-        self.hash_arrow_from(py, column, &ArrowOutput::Bytes { options, hex }, 0)
+        self.hash_arrow_from(py, column, &ArrowOutput::Bytes { options, hex }, rows, 0)
     }
 
     /// The outputs of an Arrow stream (a chunked array, a
@@ -207,7 +212,7 @@ impl PyEngine {
     /// array per input batch, as `hash_arrow` (or, with `as_u64=True`,
     /// `hash_arrow_u64`) gives it: each batch is read when the last one's
     /// output is taken, so a column of any size needs one batch's memory.
-    #[pyo3(signature = (source, *, length = 32, seek = 0, hex = false, as_u64 = false, key = None, derive_key = None))]
+    #[pyo3(signature = (source, *, length = 32, seek = 0, hex = false, as_u64 = false, key = None, derive_key = None, rows = false))]
     // One Rust argument per Python keyword argument.
     #[allow(clippy::too_many_arguments)]
     fn hash_arrow_batches<'py>(
@@ -219,6 +224,7 @@ impl PyEngine {
         as_u64: bool,
         key: Option<&Bound<'py, PyAny>>,
         derive_key: Option<&str>,
+        rows: bool,
     ) -> PyResult<ArrowDigestBatches> {
         // Refused now, not at the first batch.
         let options = Options::parse(key, derive_key, length, seek)?;
@@ -232,21 +238,22 @@ impl PyEngine {
                 ))
             }
         };
-        ArrowDigestBatches::new(slf.clone().unbind(), source, output)
+        ArrowDigestBatches::new(slf.clone().unbind(), source, output, rows)
     }
 
     /// The first 8 bytes of each row's digest as a little-endian
     /// `pyarrow.uint64` array: compact keys for deduplication.
-    #[pyo3(signature = (column, *, key = None, derive_key = None))]
+    #[pyo3(signature = (column, *, key = None, derive_key = None, rows = false))]
     fn hash_arrow_u64<'py>(
         &self,
         py: Python<'py>,
         column: &Bound<'py, PyAny>,
         key: Option<&Bound<'py, PyAny>>,
         derive_key: Option<&str>,
+        rows: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
         let mode = Options::parse(key, derive_key, 8, 0)?.mode;
-        self.hash_arrow_from(py, column, &ArrowOutput::U64(mode), 0)
+        self.hash_arrow_from(py, column, &ArrowOutput::U64(mode), rows, 0)
     }
 
     /// Digests of a sequence of bytes-like objects, as a list of `bytes`
@@ -799,12 +806,13 @@ impl DigestIterator {
 /// chunked array) with `hash` on the engine's threads, without the GIL.
 /// `output` gives the type of the output arrays from the most rows an
 /// input array has; `hash` hashes one array into one of that type.
-/// `first_row` is the column's first row in what the caller hashes (a
-/// stream's batch), for messages.
+/// With `rows`, the column is a table's (a struct) whose rows are hashed
+/// over all its columns. `first_row` is the column's first row in what
+/// the caller hashes (a stream's batch), for messages.
 fn hash_column<'py, F>(
     py: Python<'py>,
     column: &Bound<'py, PyAny>,
-    first_row: usize,
+    (rows, first_row): (bool, usize),
     output: impl Fn(usize) -> DataType,
     hash: F,
 ) -> PyResult<Bound<'py, PyAny>>
@@ -825,15 +833,25 @@ where
     let python_type = column.getattr("type").ok();
     let column: AnyArray = column.extract()?;
     let field = column.field()?;
-    // A table of one column is read as that column.
-    let table_column = one_column(&field)?;
+    if rows {
+        table_rows(&field)?;
+    }
+    // A table of one column is read as that column (unless its rows are
+    // asked for).
+    let table_column = match rows {
+        true => None,
+        false => one_column(&field)?,
+    };
     let is_table = table_column.is_some();
     let field = table_column.unwrap_or(field);
-    let shown_type = python_type
-        .filter(|_| !is_table)
-        .and_then(|t| t.str().ok())
-        .map(|t| t.to_string())
-        .unwrap_or_else(|| field.data_type().to_string());
+    let shown_type = match rows {
+        true => "table".to_owned(),
+        false => python_type
+            .filter(|_| !is_table)
+            .and_then(|t| t.str().ok())
+            .map(|t| t.to_string())
+            .unwrap_or_else(|| field.data_type().to_string()),
+    };
     let column_of_table = |array: ArrayRef| match is_table {
         true => column_of(&array),
         false => Ok(array),
@@ -847,6 +865,11 @@ where
         hash(array.as_ref(), output).map_err(|error| match error.kind() {
             // The library's rows count within this array; the caller's
             // within the column, and the type by the caller's name.
+            ErrorKind::ArrowNullValue { row } if rows => PyValueError::new_err(format!(
+                "row {} of the table holds a list with a null value in it, whose bytes are \
+                 undefined: fill the nulls inside its lists (or drop those rows) before hashing",
+                first_row + row
+            )),
             ErrorKind::ArrowNullValue { row } => PyValueError::new_err(format!(
                 "row {} of the {shown_type} column holds a null value, whose bytes are \
                  undefined: fill the nulls inside its lists (or drop those rows) before hashing",

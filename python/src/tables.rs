@@ -2,7 +2,9 @@
 //! `DataFrame`, a DuckDB relation such as `con.sql("select text from
 //! docs")` — read as that column. Through the Arrow PyCapsule interface a
 //! table is a struct whose fields are its columns, so a struct of one field
-//! is its field; a struct of several is refused with their names.
+//! is its field; a struct of several is refused with their names, unless
+//! its rows are asked for (`rows=True`): then each row is hashed over all
+//! its columns.
 
 use arrow_array::cast::AsArray;
 use arrow_array::{Array, ArrayRef};
@@ -28,7 +30,8 @@ pub fn one_column(field: &Field) -> PyResult<Option<FieldRef>> {
             let first = names.first().copied().unwrap_or("text");
             Err(PyTypeError::new_err(format!(
                 "expected one column, got a table (or struct) of {count} columns ({}): pass one \
-                 of them, e.g. table[\"{first}\"], or a query that selects one",
+                 of them, e.g. table[\"{first}\"], or a query that selects one; or pass \
+                 rows=True to hash each row over all its columns",
                 names.join(", ")
             )))
         }
@@ -49,4 +52,43 @@ pub fn column_of(table: &ArrayRef) -> PyResult<ArrayRef> {
         ));
     }
     Ok(table.column(0).clone())
+}
+
+/// Checks that `field` is a table's (or a struct column's) whose rows can
+/// be hashed over all their columns (`rows=True`): a struct of one field
+/// or more, each of a type a column can be. The error names the columns
+/// that cannot be, with their types.
+pub fn table_rows(field: &Field) -> PyResult<()> {
+    let fields = match field.data_type() {
+        DataType::Struct(fields) if field.extension_type_name().is_none() => fields,
+        data_type => {
+            return Err(PyTypeError::new_err(format!(
+                "rows=True hashes each row of a table (or struct column) over all its columns, \
+                 not a column of type {data_type}: leave rows= out to hash each value"
+            )))
+        }
+    };
+    if fields.is_empty() {
+        return Err(PyTypeError::new_err(
+            "cannot hash the rows of a table with no columns",
+        ));
+    }
+    let unhashable: Vec<String> = fields
+        .iter()
+        .filter(|field| {
+            let is_struct = matches!(field.data_type(), DataType::Struct(_));
+            is_struct || !blake3_batch::is_hashable_arrow_type(field.data_type())
+        })
+        .map(|field| format!("{} ({})", field.name(), field.data_type()))
+        .collect();
+    match unhashable.is_empty() {
+        true => Ok(()),
+        false => Err(PyTypeError::new_err(format!(
+            "cannot hash the rows of this table: its columns {} have no bytes to hash; each \
+             column must be binary, string or fixed-size binary, fixed-width numbers, a \
+             dictionary of those, or a list of fixed-width numbers (cast the others first, \
+             e.g. booleans to uint8, or drop them)",
+            unhashable.join(", ")
+        ))),
+    }
 }

@@ -83,6 +83,28 @@ def test_columns_of_every_kind_the_engine_takes():
     assert out["price"].to_list() == [digest(np.float32(0.5).tobytes()), digest(np.float32(1.5).tobytes()), None]
 
 
+def framed(values):
+    """A row's input as hash_arrow(rows=True) frames it (None: a null)."""
+    return b"".join(b"\0" if v is None else b"\1" + len(v).to_bytes(8, "little") + v for v in values)
+
+
+def test_a_struct_of_columns_is_hashed_a_row_at_a_time_in_a_lazy_query():
+    ids = [7, None, -1, 7, 7]
+    df = pl.DataFrame({"id": pl.Series(ids, dtype=pl.Int64), "text": TEXTS})
+    out = df.lazy().select(
+        d=pl.struct("id", "text").blake3.digest(),
+        k=pl.struct(pl.all()).blake3.u64(),
+        n=pl.when(pl.col("id") > 0).then(pl.struct("id", "text")).blake3.digest(),
+    ).collect()
+    expected = [
+        digest(framed([None if i is None else np.int64(i).tobytes(), None if t is None else t.encode()]))
+        for i, t in zip(ids, TEXTS)
+    ]
+    assert out["d"].to_list() == expected
+    assert out["k"].to_list() == [int.from_bytes(e[:8], "little") for e in expected]
+    assert out["n"].to_list() == [e if i is not None and i > 0 else None for e, i in zip(expected, ids)]
+
+
 def test_series_methods_and_an_engine_of_ones_own():
     series = pl.Series("text", TEXTS)
     engine = bb.Engine(backend="cpu", threads=1)

@@ -53,6 +53,32 @@ def test_hash_column_adds_the_digest_to_a_batch_in_process():
         bb.ray.HashColumn("text", key=b"short")
 
 
+def framed(values):
+    """A row's input as hash_arrow(rows=True) frames it (None: a null)."""
+    return b"".join(b"\0" if v is None else b"\1" + len(v).to_bytes(8, "little") + v for v in values)
+
+
+def test_hash_column_over_a_list_of_columns_hashes_each_row_over_them():
+    table = pa.table({"text": ["a", None, "b"], "n": pa.array([1, 2, None], pa.int64()), "flag": [True, False, True]})
+    out = bb.ray.HashColumn(["n", "text"], out="d", threads=1)(table)
+    expected = [
+        blake3.blake3(framed([None if n is None else n.to_bytes(8, "little"), None if t is None else t.encode()])).digest()
+        for n, t in zip([1, 2, None], ["a", None, "b"])
+    ]
+    assert out.column_names == ["text", "n", "flag", "d"]
+    assert out["d"].to_pylist() == expected
+    keys = bb.ray.HashColumn(("n", "text"), out="k", as_u64=True)(table)
+    assert keys["k"].to_pylist() == [int.from_bytes(e[:8], "little") for e in expected]
+    one = bb.ray.HashColumn(["text"], out="d")(table)
+    assert one["d"].to_pylist()[0] == blake3.blake3(framed([b"a"])).digest()
+    with pytest.raises(KeyError, match="no column 'body'"):
+        bb.ray.HashColumn(["text", "body"])(table)
+    with pytest.raises(TypeError, match=r"flag \(Boolean\)"):
+        bb.ray.HashColumn(["text", "flag"])(table)
+    with pytest.raises(TypeError, match="non-empty list"):
+        bb.ray.HashColumn([])
+
+
 def test_map_batches_with_hash_column_on_actors_equals_blake3(local_ray):
     texts = [f"row {i}" * (i % 7) for i in range(5000)]
     ds = ray.data.from_arrow(pa.table({"text": texts}))
