@@ -303,11 +303,25 @@ fn structs_that_cannot_be_hashed_are_typed_errors() {
     ])) as ArrayRef;
     let with_holes = StructArray::from(vec![
         (field("t", &text), text.clone()),
-        (field("l", &holes), holes),
+        (field("l", &holes), holes.clone()),
     ]);
     let error = engine.hash_arrow(Mode::Hash, &with_holes).unwrap_err();
     assert!(
         matches!(error.kind(), ErrorKind::ArrowNullValue { row: 1 }),
+        "{error}"
+    );
+    // The first row with a hole in any field, whatever the field's place.
+    let earlier = Arc::new(ListArray::from_iter_primitive::<Int32Type, _, _>(vec![
+        Some(vec![None]),
+        Some(vec![Some(3)]),
+    ])) as ArrayRef;
+    let two_holes = StructArray::from(vec![
+        (field("l", &holes), holes),
+        (field("e", &earlier), earlier),
+    ]);
+    let error = engine.hash_arrow(Mode::Hash, &two_holes).unwrap_err();
+    assert!(
+        matches!(error.kind(), ErrorKind::ArrowNullValue { row: 0 }),
         "{error}"
     );
 }

@@ -1,9 +1,12 @@
 //! Arrow arrays of fuzzer-chosen rows — binary, large binary, views,
 //! fixed-size binary, numbers (`u16`, `i64`), lists and fixed-size lists
-//! of `u16`, dictionaries of binary values — with nulls, sliced at fuzzer-chosen bounds, in all three
-//! modes, on every CPU backend: `Engine::hash_arrow` gives each valid row
-//! `blake3`'s digest of its bytes and each null row a null, or, for a list
-//! with a null value inside a valid row, its typed error; never a panic.
+//! of `u16`, dictionaries of binary values, and structs of one to three of
+//! those (a row's bytes its fields' values framed) — with nulls, sliced at
+//! fuzzer-chosen bounds, in all three modes, on every CPU backend:
+//! `Engine::hash_arrow` gives each valid row `blake3`'s digest of its bytes
+//! and each null row a null, or, for a list with a null value inside a
+//! valid row (of a struct's field: any row), its typed error; never a
+//! panic.
 #![no_main]
 
 use std::sync::Arc;
@@ -14,11 +17,15 @@ use blake3_batch::arrow_array::builder::{
 use blake3_batch::arrow_array::types::{Int32Type, UInt16Type};
 use blake3_batch::arrow_array::{
     Array, ArrayRef, BinaryArray, DictionaryArray, FixedSizeListArray, Int64Array, ListArray,
-    PrimitiveArray, UInt16Array,
+    PrimitiveArray, StructArray, UInt16Array,
 };
+
 use blake3_batch::{ErrorKind, Mode};
 use blake3_batch_fuzz::{engines, mode, reference, Input};
 use libfuzzer_sys::fuzz_target;
+
+use arrow_buffer::NullBuffer;
+use arrow_schema::{Field, Fields};
 
 /// Each row's bytes (`None`: a null row), whether it is a valid list row
 /// with a null value inside, and an array holding them.
@@ -41,7 +48,64 @@ fn byte_rows(input: &mut Input, count: usize, size: Option<usize>) -> Vec<Option
 
 fn case(input: &mut Input) -> Case {
     let count = usize::from(input.byte()) % 40;
-    match input.byte() % 7 {
+    // Kinds 0 to 6 are columns (as the seeds were written), 7 a struct.
+    match input.byte() {
+        kind if kind % 8 == 7 => struct_case(input, count),
+        kind => column_case(input, count, kind),
+    }
+}
+
+/// A struct of one to three columns of `count` rows, some rows null: a
+/// valid row's bytes are its fields' values framed (`0x00` for a null;
+/// `0x01`, the length as a little-endian u64, the bytes), as the crate
+/// documents them. A field's list hole counts in every row, since the
+/// fields are checked before the struct's nulls are read.
+fn struct_case(input: &mut Input, count: usize) -> Case {
+    let fields: Vec<Case> = (0..usize::from(input.byte()) % 3 + 1)
+        .map(|_| {
+            let kind = input.byte();
+            column_case(input, count, kind)
+        })
+        .collect();
+    let valid: Vec<bool> = (0..count)
+        .map(|_| !input.byte().is_multiple_of(6))
+        .collect();
+    let framed = |row: usize| {
+        let mut bytes = Vec::new();
+        for (values, _, _) in &fields {
+            match &values[row] {
+                None => bytes.push(0),
+                Some(value) => {
+                    bytes.push(1);
+                    bytes.extend_from_slice(&(value.len() as u64).to_le_bytes());
+                    bytes.extend_from_slice(value);
+                }
+            }
+        }
+        bytes
+    };
+    let rows = (0..count)
+        .map(|row| valid[row].then(|| framed(row)))
+        .collect();
+    let holes = (0..count)
+        .map(|row| fields.iter().any(|(_, holes, _)| holes[row]))
+        .collect();
+    let columns: Vec<ArrayRef> = fields.iter().map(|(_, _, array)| array.clone()).collect();
+    let names: Fields = columns
+        .iter()
+        .enumerate()
+        .map(|(i, column)| Field::new(format!("f{i}"), column.data_type().clone(), true))
+        .collect();
+    let nulls = Some(NullBuffer::from(valid));
+    (
+        rows,
+        holes,
+        Arc::new(StructArray::new(names, columns, nulls)),
+    )
+}
+
+fn column_case(input: &mut Input, count: usize, kind: u8) -> Case {
+    match kind % 7 {
         0 => {
             let rows = byte_rows(input, count, None);
             let slices: Vec<Option<&[u8]>> = rows.iter().map(|row| row.as_deref()).collect();

@@ -66,17 +66,19 @@ pub(super) fn is_hashable_struct(data_type: &DataType) -> bool {
 }
 
 /// The errors a struct's fields get before anything is hashed, as a
-/// column of their type would: a null value inside a list row, a
-/// dictionary key past its values. Rows the struct itself holds null are
-/// checked too; their fields are never read.
+/// column of their type would: a null value inside a list row (the first
+/// such row of any field), a dictionary key past its values. Rows the
+/// struct itself holds null are checked too; their fields are never read.
 pub(super) fn check_fields(array: &StructArray) -> Result<(), Error> {
-    for field in array.columns() {
-        if let Some(row) = first_row_with_a_null_value(field.as_ref()) {
-            return Err(ErrorKind::ArrowNullValue { row }.into());
-        }
-        check_keys(field.as_ref())?;
+    let columns = array.columns().iter();
+    let holes = columns.filter_map(|field| first_row_with_a_null_value(field.as_ref()));
+    if let Some(row) = holes.min() {
+        return Err(ErrorKind::ArrowNullValue { row }.into());
     }
-    Ok(())
+    array
+        .columns()
+        .iter()
+        .try_for_each(|field| check_keys(field.as_ref()))
 }
 
 /// One field's values by row: `None` where the value is null.
