@@ -4,13 +4,15 @@ loop; then extended output (length=64) against blake3-py's digest(64); then
 hex digests (hex=True) against hexdigest() and .hex() loops; then rows of
 numbers (token-id lists, embeddings) and a dictionary (categorical)
 column against the same bytes as a binary column and a blake3-py loop over
-each row's bytes; then the Polars namespace (pl.col(c).blake3.digest() and
+each row's bytes; then a table's rows over all their columns
+(rows=True) against the same framed rows as one column; then the Polars namespace (pl.col(c).blake3.digest() and
 .u64()) against hash_arrow on the Series, a blake3-py loop and Polars' own
 non-cryptographic hash(); then the DuckDB SQL functions against a
 blake3-py function and DuckDB's sha256, md5 and hash; then files of a
 directory, by hash_files against reading and hashing each in a Python loop.
 Usage: python bench.py [--megabytes 64] [--sizes 64,1024,mixed]
-[--backend gpu] [--xof 64] [--no-hex] [--no-numbers] [--no-polars] [--no-duckdb] [--files 20000]"""
+[--backend gpu] [--xof 64] [--no-hex] [--no-numbers] [--no-rows] [--no-polars] [--no-duckdb]
+[--files 20000]"""
 
 from __future__ import annotations
 
@@ -68,6 +70,7 @@ def main():
     parser.add_argument("--xof", type=int, default=64, help="output length for the extended-output table (0: none)")
     parser.add_argument("--no-hex", dest="hex", action="store_false", help="leave out the hex-digest table")
     parser.add_argument("--no-numbers", dest="numbers", action="store_false", help="leave out the rows-of-numbers table")
+    parser.add_argument("--no-rows", dest="rows", action="store_false", help="leave out the table-rows table")
     parser.add_argument("--no-polars", dest="polars", action="store_false", help="leave out the Polars table")
     parser.add_argument("--no-duckdb", dest="duckdb", action="store_false", help="leave out the DuckDB table")
     parser.add_argument("--backend", choices=["auto", "cpu", "gpu"], help="an engine of its own (default: the shared one)")
@@ -122,6 +125,8 @@ def main():
         hex_table(engine, args, rng, blake3)
     if blake3 is not None and args.numbers:
         numbers_table(engine, args, rng, blake3)
+    if blake3 is not None and args.rows:
+        rows_table(engine, args, rng, blake3)
     if blake3 is not None and args.polars:
         polars_table(engine, args, rng, blake3)
     if blake3 is not None and args.duckdb:
@@ -252,6 +257,44 @@ def numbers_table(engine, args, rng, blake3):
     loop = rates[names[2]]
     label = "dictionary 1000 x 64 B"
     print(label.ljust(24) + "".join(f"{rates[key]:.2f} ({rates[key] / loop:.1f}x)".rjust(22) for key in names))
+
+
+def framed_row(values):
+    """A row's input as hash_arrow(rows=True) frames it (None: a null)."""
+    return b"".join(b"\0" if v is None else b"\1" + len(v).to_bytes(8, "little") + v for v in values)
+
+
+def rows_table(engine, args, rng, blake3):
+    """Rows of a table over all its columns (hash_arrow(rows=True)): an
+    int64 id and a binary text of about 40, 200 or 1000 bytes, against
+    hash_arrow over the same framed rows as one large_binary column (the
+    bound: the rows' framing copy is all that differs) and a blake3-py loop
+    over the framed rows. GB/s of framed bytes."""
+    names = ["rows=True", "framed as one column", "blake3-py loop"]
+    print("\nrows of a table (int64 id, binary text): GB/s of framed rows (ratio to the framed column)")
+    print("text".ljust(24) + "".join(name.rjust(22) for name in names))
+    for text_size in (40, 200, 1000):
+        count = (args.megabytes << 20) // (text_size + 35)
+        lengths = rng.integers(text_size // 2, text_size * 3 // 2 + 1, count)
+        pool = rng.integers(0, 256, 2 * text_size + 1, dtype=np.uint8).tobytes()
+        starts = rng.integers(0, text_size // 2 + 1, count)
+        texts = [pool[a : a + n] for a, n in zip(starts.tolist(), lengths.tolist())]
+        ids = rng.integers(-(2**63), 2**63 - 1, count, dtype=np.int64)
+        table = pa.table({"id": pa.array(ids), "text": pa.array(texts, pa.binary())})
+        rows = [framed_row([i.tobytes(), t]) for i, t in zip(ids, texts)]
+        framed = pa.array(rows, pa.large_binary())
+        total = sum(len(row) for row in rows)
+        runs = {
+            names[0]: lambda: engine.hash_arrow(table, rows=True),
+            names[1]: lambda: engine.hash_arrow(framed),
+            names[2]: lambda: [blake3.blake3(row).digest() for row in rows],
+        }
+        expected = [blake3.blake3(row).digest() for row in rows[:1000]]
+        assert engine.hash_arrow(table.slice(0, 1000), rows=True).to_pylist() == expected
+        rates = {key: total / best(run, args.repeat) / 1e9 for key, run in runs.items()}
+        bound = rates[names[1]]
+        label = f"~{text_size} B"
+        print(label.ljust(24) + "".join(f"{rates[key]:.2f} ({rates[key] / bound:.2f})".rjust(22) for key in names))
 
 
 def polars_table(engine, args, rng, blake3):
