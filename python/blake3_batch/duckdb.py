@@ -14,15 +14,17 @@ released)::
     b3.register(con, "id_key", input="BIGINT", as_u64=True)   # a number's little-endian bytes
     b3.register(con, "tokens_key", input="INTEGER[]", as_u64=True)
     b3.register(con, "pair_key", input="STRUCT(id BIGINT, text VARCHAR)", as_u64=True)
+    b3.register(con, "id_text_key", input=["BIGINT", "VARCHAR"], as_u64=True)  # id_text_key(id, text)
     b3.register(con, "blake3_file", files=True)          # a path -> the digest of its file
     con.sql("SELECT text, blake3(text), row_key(text) FROM docs")
     con.sql("SELECT file, blake3_file(file) FROM glob('data/*.parquet')")
-    con.sql("SELECT pair_key({'id': id, 'text': text}) FROM docs")  # one key over both
+    con.sql("SELECT pair_key({'id': id, 'text': text}), id_text_key(id, text) FROM docs")  # equal keys
 
 A DuckDB function has one signature, so each input type gets a function of
 its own (``input``: any SQL type whose Arrow form ``hash_arrow`` takes:
 VARCHAR, BLOB, ENUM, numbers, dates and timestamps, lists and arrays of
-numbers, and STRUCTs of those). A VARCHAR is hashed as its UTF-8 bytes, a
+numbers, and STRUCTs of those; a list of types gives a function of that
+many arguments, hashed as one row). A VARCHAR is hashed as its UTF-8 bytes, a
 BLOB as its bytes, a number as its little-endian bytes (a BIGINT as 8, an
 INTEGER as 4), a STRUCT over all its fields as ``hash_arrow(...,
 rows=True)`` hashes a table's rows (for a key over several columns). The
@@ -32,6 +34,7 @@ gives NULL.
 
 from __future__ import annotations
 
+import inspect
 from typing import Any, Callable, Dict, Optional, Union
 
 import duckdb
@@ -64,7 +67,10 @@ def register(
     uses).
 
     ``input`` is the SQL type of its argument (a string, or a DuckDB type
-    object such as ``con.type("mood")`` for a type of your own). It
+    object such as ``con.type("mood")`` for a type of your own), or a list
+    of types, one per argument, for a function of several arguments that
+    hashes them as one row (as a STRUCT of them is hashed; NULL arguments
+    are part of the row, which is never NULL). It
     returns ``length`` bytes of BLAKE3 output from byte ``seek`` on as a
     BLOB (over 32: the extended output), with ``hex=True`` as a VARCHAR of lowercase hex, or with
     ``as_u64=True`` the digest's first 8 bytes as a little-endian UBIGINT
@@ -98,18 +104,22 @@ def register(
     # The module's functions use the default connection. Any: see _check_input.
     target: Any = con if con is not None else duckdb
     # The caller's connection parses the type, so its own types (CREATE TYPE) resolve.
-    sql_type = target.type(input) if isinstance(input, str) else input
-    if files and str(sql_type) != "VARCHAR":
+    several = isinstance(input, (list, tuple))
+    if several and not input:
+        raise ValueError("input=[]: give one SQL type, or a list of one type per argument")
+    sql_types = [target.type(t) if isinstance(t, str) else t for t in (input if several else [input])]
+    if files and (several or str(sql_types[0]) != "VARCHAR"):
         raise ValueError(f"files=True takes VARCHAR paths: leave input={input!r} out")
     if files:
         hash_batch = _files_function(engine, options, errors)
     else:
-        _check_input(sql_type, engine)
-        hash_batch = _column_function(engine, options, as_u64)
+        for sql_type in sql_types:
+            _check_input(sql_type, engine)
+        hash_batch = _column_function(engine, options, as_u64, len(sql_types) if several else None)
     target.create_function(
         name,
         hash_batch,
-        [sql_type],
+        sql_types,
         "UBIGINT" if as_u64 else "VARCHAR" if hex else "BLOB",
         type="arrow",
         null_handling="special",  # NULL rows reach hash_batch, which keeps them NULL
@@ -119,15 +129,27 @@ def register(
     )
 
 
-def _column_function(engine: Optional[Engine], options: Dict[str, Any], as_u64: bool) -> Callable[[Any], Any]:
-    def hash_column(values: Any) -> Any:
+def _column_function(
+    engine: Optional[Engine], options: Dict[str, Any], as_u64: bool, arguments: Optional[int]
+) -> Callable[..., Any]:
+    """The function DuckDB calls with a vector of each argument: one, or
+    ``arguments`` of them hashed as the columns of one row."""
+    several = arguments is not None
+
+    def hash_column(*arguments: Any) -> Any:
         hashing = engine or default_engine()
-        # A STRUCT is a row of several values, hashed over all of them.
-        rows = pa.types.is_struct(values.type)
+        # Several arguments are the columns of one row, as a STRUCT's fields
+        # are; either is hashed over all of them.
+        values = pa.table({f"a{i}": a for i, a in enumerate(arguments)}) if several else arguments[0]
+        rows = several or pa.types.is_struct(values.type)
         if as_u64:
             return hashing.hash_arrow_u64(values, rows=rows, **options)
         return _as_blobs(hashing.hash_arrow(values, rows=rows, **options))
 
+    if arguments is not None:
+        # DuckDB counts a function's parameters from its signature.
+        parameters = [inspect.Parameter(f"a{i}", inspect.Parameter.POSITIONAL_ONLY) for i in range(arguments)]
+        hash_column.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
     return hash_column
 
 

@@ -21,7 +21,7 @@ its own process. Add ``num_gpus=1`` and ``backend="gpu"`` on GPU hosts.
 
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence, Union
+from typing import Any, Optional, Sequence, Union, cast
 
 from . import Engine
 from ._native import check_options
@@ -159,9 +159,10 @@ class HashFiles(HashColumn):
     def __call__(self, batch: Any) -> Any:
         import pyarrow as pa
 
-        batch = _table(batch, self.column, "HashFiles")
+        column = cast(str, self.column)  # HashFiles takes one column's name
+        batch = _table(batch, column, "HashFiles")
         digests = self._get_engine().hash_files(
-            batch.column(self.column),
+            batch.column(column),
             length=self.length,
             seek=self.seek,
             hex=self.hex,

@@ -132,7 +132,19 @@ def test_a_struct_is_hashed_over_all_its_fields(con):
         for n, s in zip(ids, text)
     ]
     assert got == [(e, int.from_bytes(e[:8], "little")) for e in expected]
-    assert con.execute("SELECT pair(NULL)").fetchone() == (None,)
+    assert con.execute("SELECT pair(NULL)").fetchall() == [(None,)]
+    # A function of several arguments hashes them as one row, NULLs included.
+    b3.register(con, "row_of", input=["BIGINT", con.type("VARCHAR")])
+    b3.register(con, "row_hex", input=("BIGINT", "VARCHAR"), hex=True, key=KEY)
+    got = con.execute("SELECT row_of(id, text), row_hex(id, text) FROM t ORDER BY i").fetchall()
+    keyed = [
+        blake3.blake3(framed([None if n is None else n.to_bytes(8, "little"), None if s is None else s.encode()]), key=KEY)
+        for n, s in zip(ids, text)
+    ]
+    assert got == [(e, k.hexdigest()) for e, k in zip(expected, keyed)]
+    assert con.execute("SELECT row_of(NULL, NULL)").fetchall() == [(digest(b"\0\0"),)]
+    # Outside SQL, a query of several columns hashes its rows the same way.
+    assert bb.hash_arrow(con.sql("SELECT id, text FROM t ORDER BY i"), rows=True).to_pylist() == expected
 
 
 def test_enum_columns_of_a_type_of_ones_own_digest_their_values(con):
@@ -200,7 +212,7 @@ def test_a_closed_engine_fails_the_query(con):
         con.execute("SELECT blake3('abc')").fetchall()
 
 
-@pytest.mark.parametrize("input", ["BOOLEAN", "BOOLEAN[]", "VARCHAR[]", "STRUCT(a INTEGER, b BOOLEAN)"])
+@pytest.mark.parametrize("input", ["BOOLEAN", "BOOLEAN[]", "VARCHAR[]", "STRUCT(a INTEGER, b BOOLEAN)", ["BIGINT", "BOOLEAN"]])
 def test_an_input_type_that_cannot_be_hashed_is_refused_at_registration(con, input):
     with pytest.raises(TypeError, match="reaches Python as Arrow"):
         b3.register(con, "h", input=input)
@@ -219,6 +231,8 @@ def test_an_input_type_that_cannot_be_hashed_is_refused_at_registration(con, inp
         ({"files": True, "input": "BLOB"}, "VARCHAR"),
         ({"files": True, "errors": "ignore"}, "errors"),
         ({"errors": "none"}, "files=True"),
+        ({"input": []}, "input=\\[\\]"),
+        ({"files": True, "input": ["VARCHAR"]}, "VARCHAR"),
     ],
     ids=str,
 )
