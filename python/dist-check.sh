@@ -41,7 +41,10 @@ maturin sdist --manifest-path python/Cargo.toml --out "$work/dist"
 sdists=("$work"/dist/blake3_batch-*.tar.gz)
 [ "${#sdists[@]}" = 1 ] || { echo "expected one sdist, found: ${sdists[*]}" >&2; exit 1; }
 mkdir "$work/sdist"
-tar -xzf "${sdists[0]}" -C "$work/sdist"
+# With the time of extraction, not the archive's (-m): a target directory
+# kept from an earlier run (a reused B3BATCH_DIST_DIR) would otherwise take
+# the sources for those it built from and pack its old module.
+tar -xmzf "${sdists[0]}" -C "$work/sdist"
 unpacked=("$work"/sdist/blake3_batch-*)
 
 echo "== wheel, from the unpacked sdist alone"
@@ -73,6 +76,9 @@ fi
 echo "== tests against the installed wheel"
 "${PYTHON:-python3}" -m venv "$work/venv"
 "$work/venv/bin/python" -m pip install --quiet --disable-pip-version-check "${wheel}[test]"
+# A venv kept from an earlier run (a reused B3BATCH_DIST_DIR) holds a wheel
+# of the same version, which pip would leave as it is: this one replaces it.
+"$work/venv/bin/python" -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps "$wheel"
 # From the repository root through pytest's own script, so that the sources
 # in python/blake3_batch never shadow the installed package; the imported
 # package must be the wheel's.
@@ -93,7 +99,7 @@ if "$work/venv/bin/python" -c 'import sys; sys.exit(not (3, 9) <= sys.version_in
     "${PYTHON:-python3}" -m venv "$work/oldest"
     "$work/oldest/bin/python" -m pip install --quiet --disable-pip-version-check \
         -r python/tests/oldest-versions.txt pytest hypothesis
-    "$work/oldest/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps "$wheel"
+    "$work/oldest/bin/python" -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps "$wheel"
     # The wheel went in without its dependencies, so the pins are what
     # runs; pip check fails if pyproject.toml's floors rose above them.
     "$work/oldest/bin/python" -m pip check
