@@ -28,6 +28,13 @@ def reference(data, mode="hash", length=32, seek=0):
     return hasher.digest(length, seek=seek)
 
 
+def framed(values):
+    """A table row's input as hash_arrow(rows=True) frames it, from each
+    column's value as bytes (None: a null): 0x00 for a null; 0x01, the
+    length as 8 little-endian bytes, the bytes."""
+    return b"".join(b"\0" if v is None else b"\1" + len(v).to_bytes(8, "little") + v for v in values)
+
+
 def kwargs_of(mode):
     """The keyword arguments that select `mode` with KEY and CONTEXT."""
     return {"keyed_hash": {"key": KEY}, "derive_key": {"derive_key": CONTEXT}}.get(mode, {})

@@ -9,7 +9,7 @@ import pyarrow as pa
 import pytest
 
 import blake3_batch as bb
-from conftest import CONTEXT, KEY, engines
+from conftest import CONTEXT, KEY, engines, framed
 
 duckdb = pytest.importorskip("duckdb")
 from blake3_batch import duckdb as b3  # noqa: E402
@@ -111,11 +111,6 @@ def test_numbers_lists_and_arrays_hash_their_little_endian_bytes(con):
     assert ids == [(digest((123456789012).to_bytes(8, "little")),), (digest(b"\xff" * 8),), (None,)]
     (p,) = con.execute("SELECT price(2.5)").fetchone()
     assert p == int.from_bytes(digest(np.float64(2.5).tobytes())[:8], "little")
-
-
-def framed(values):
-    """A row's input as hash_arrow(rows=True) frames it (None: a NULL)."""
-    return b"".join(b"\0" if v is None else b"\1" + len(v).to_bytes(8, "little") + v for v in values)
 
 
 def test_a_struct_is_hashed_over_all_its_fields(con):

@@ -10,6 +10,7 @@ import blake3_batch as bb
 
 pl = pytest.importorskip("polars")
 import blake3_batch.polars  # noqa: E402,F401  (registers .blake3)
+from conftest import framed  # noqa: E402
 
 KEY = bytes(range(32))
 CONTEXT = "blake3-batch 2026-12-05 polars"
@@ -81,11 +82,6 @@ def test_columns_of_every_kind_the_engine_takes():
     assert out["embedding"].to_list() == [digest(np.arange(2 * i, 2 * i + 2, dtype="<f4").tobytes()) for i in range(3)]
     assert out["id"].to_list() == [digest(np.int64(7).tobytes()), None, digest(np.int64(-1).tobytes())]
     assert out["price"].to_list() == [digest(np.float32(0.5).tobytes()), digest(np.float32(1.5).tobytes()), None]
-
-
-def framed(values):
-    """A row's input as hash_arrow(rows=True) frames it (None: a null)."""
-    return b"".join(b"\0" if v is None else b"\1" + len(v).to_bytes(8, "little") + v for v in values)
 
 
 def test_a_struct_of_columns_is_hashed_a_row_at_a_time_in_a_lazy_query():

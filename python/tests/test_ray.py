@@ -11,6 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import blake3_batch as bb
+from conftest import framed
 
 ray = pytest.importorskip("ray")
 EXAMPLES = pathlib.Path(__file__).resolve().parents[1] / "examples"
@@ -51,11 +52,6 @@ def test_hash_column_adds_the_digest_to_a_batch_in_process():
         bb.ray.HashColumn("text")({"text": ["a"]})
     with pytest.raises(ValueError, match="32 bytes"):
         bb.ray.HashColumn("text", key=b"short")
-
-
-def framed(values):
-    """A row's input as hash_arrow(rows=True) frames it (None: a null)."""
-    return b"".join(b"\0" if v is None else b"\1" + len(v).to_bytes(8, "little") + v for v in values)
 
 
 def test_hash_column_over_a_list_of_columns_hashes_each_row_over_them():

@@ -6,17 +6,9 @@ that framing, built here from the rows' Python values."""
 import numpy as np
 import pyarrow as pa
 import pytest
-from conftest import engines, kwargs_of, reference
+from conftest import engines, framed, kwargs_of, reference
 
 import blake3_batch as bb
-
-
-def framed(values):
-    """A row's input from each column's value as bytes (None: null)."""
-    out = b""
-    for value in values:
-        out += b"\0" if value is None else b"\1" + len(value).to_bytes(8, "little") + value
-    return out
 
 
 def mixed_table(rows, seed=3):
