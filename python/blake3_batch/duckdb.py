@@ -136,11 +136,11 @@ def _column_function(
     ``arguments`` of them hashed as the columns of one row."""
     several = arguments is not None
 
-    def hash_column(*arguments: Any) -> Any:
+    def hash_column(*columns: Any) -> Any:
         hashing = engine or default_engine()
         # Several arguments are the columns of one row, as a STRUCT's fields
         # are; either is hashed over all of them.
-        values = pa.table({f"a{i}": a for i, a in enumerate(arguments)}) if several else arguments[0]
+        values = pa.table({f"a{i}": c for i, c in enumerate(columns)}) if several else columns[0]
         rows = several or pa.types.is_struct(values.type)
         if as_u64:
             return hashing.hash_arrow_u64(values, rows=rows, **options)

@@ -78,7 +78,7 @@ impl Engine {
     /// field's own column would be hashed). Framing makes rows that differ
     /// give different inputs, so `("ab", "c")` and `("a", "bc")` differ,
     /// and so do a null and an empty value. The framed rows are copied, a
-    /// MiB at a time, and a struct's fields cannot be structs.
+    /// few MiB a thread at a time, and a struct's fields cannot be structs.
     ///
     /// ```
     /// use std::sync::Arc;
@@ -174,16 +174,16 @@ fn outputs_into(
     let hashed = if let Some(fields) = array.as_struct_opt() {
         struct_outputs_into(engine, mode, output, fields, out)
             .unwrap_or_else(|| Err(unhashable().into()))
+    } else if let Some(dictionary) = array.as_any_dictionary_opt() {
+        dictionary_outputs_into(engine, mode, output, dictionary, out)
+            .unwrap_or_else(|| Err(unhashable().into()))
+    } else if *array.data_type() == DataType::Null {
+        // Every row is null: nothing to hash, `out` stays zeros.
+        Ok(())
     } else {
-        match array.as_any_dictionary_opt() {
-            Some(dictionary) => dictionary_outputs_into(engine, mode, output, dictionary, out)
-                .unwrap_or_else(|| Err(unhashable().into())),
-            // Every row is null: nothing to hash, `out` stays zeros.
-            None if *array.data_type() == DataType::Null => Ok(()),
-            None => match Rows::of(array) {
-                Some(rows) => rows.hash_into(engine, mode, output, out),
-                None => Err(unhashable().into()),
-            },
+        match Rows::of(array) {
+            Some(rows) => rows.hash_into(engine, mode, output, out),
+            None => Err(unhashable().into()),
         }
     };
     if hashed.is_err() {
