@@ -201,14 +201,15 @@ pub enum ErrorKind {
     },
     /// An Arrow array of a type whose rows have no bytes to hash (feature
     /// `arrow`).
-    #[error("cannot hash an Arrow array of type {data_type}: give binary, large binary, string, large string, binary view, string view or fixed-size binary values or fixed-width numbers (or a dictionary of them), or a list, large list or fixed-size list of fixed-width numbers, or a struct of one or more fields of those types (cast booleans to uint8 first)")]
+    #[error("cannot hash an Arrow array of type {data_type}: give binary, string or fixed-size binary values of any layout, fixed-width numbers, booleans, the null type, dictionaries of binary, string or numbers, or lists, maps or structs (of one field or more) of those types (unions, run-end encoded and list view arrays are not hashed: cast them first)")]
     ArrowType {
         /// The array's type, as Arrow writes it.
         data_type: String,
     },
-    /// A row of an Arrow list array that is not null holds a null value,
-    /// whose bytes are undefined (feature `arrow`).
-    #[error("row {row} of the Arrow list array holds a null value, whose bytes are undefined: fill the nulls inside its lists (or drop those rows) before hashing")]
+    /// A row of an Arrow array that is not null holds a list of numbers or
+    /// booleans with a null value in it (directly, or in a field or list
+    /// value of its own), whose bytes are undefined (feature `arrow`).
+    #[error("row {row} of the Arrow array holds a list of numbers or booleans with a null value in it, whose bytes are undefined: fill the nulls inside its lists (or drop those rows) before hashing")]
     ArrowNullValue {
         /// The row (of the array, from 0).
         row: usize,
@@ -222,6 +223,20 @@ pub enum ErrorKind {
         /// Its key.
         key: i128,
         /// How many values the dictionary holds.
+        values: usize,
+    },
+    /// A row of an Arrow list or map array whose values do not lie in
+    /// order within the array's child: the array is malformed (feature
+    /// `arrow`).
+    #[error("row {row} of an Arrow list array runs from value {start} to {end}, which is not in order within its {values} values: the array is malformed")]
+    ArrowListOffsets {
+        /// The row (of the list array, from 0).
+        row: usize,
+        /// Its first value's offset.
+        start: i64,
+        /// Its end's offset.
+        end: i64,
+        /// How many values the child array holds.
         values: usize,
     },
 }

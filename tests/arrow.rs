@@ -13,9 +13,9 @@ use blake3_batch::arrow_array::builder::{
 };
 use blake3_batch::arrow_array::types::{Float64Type, Int32Type, Int8Type, UInt16Type};
 use blake3_batch::arrow_array::{
-    Array, ArrayRef, BinaryArray, BooleanArray, Decimal128Array, DictionaryArray,
-    FixedSizeListArray, Float64Array, Int32Array, Int64Array, Int8Array, LargeListArray, ListArray,
-    NullArray, PrimitiveArray, StringArray, TimestampMicrosecondArray, UInt16Array,
+    Array, ArrayRef, BinaryArray, Decimal128Array, DictionaryArray, FixedSizeListArray,
+    Float64Array, Int32Array, Int64Array, Int8Array, LargeListArray, ListArray, NullArray,
+    PrimitiveArray, RunArray, StringArray, TimestampMicrosecondArray, UInt16Array,
 };
 use blake3_batch::{ErrorKind, Mode};
 use common::{all_engines, reference, reference_xof_at, vector_input, vectors, xorshift};
@@ -464,10 +464,13 @@ fn numbers_hash_their_little_endian_bytes_on_every_engine() {
 #[test]
 fn arrays_that_cannot_be_hashed_are_typed_errors() {
     let engine = &all_engines()[0].1;
-    let flags = BooleanArray::from(vec![true, false]);
-    let error = engine.hash_arrow(Mode::Hash, &flags).unwrap_err();
+    let runs =
+        RunArray::<Int32Type>::try_new(&Int32Array::from(vec![2]), &StringArray::from(vec!["a"]))
+            .unwrap();
+    assert!(!blake3_batch::is_hashable_arrow_type(runs.data_type()));
+    let error = engine.hash_arrow(Mode::Hash, &runs).unwrap_err();
     assert!(
-        matches!(error.kind(), ErrorKind::ArrowType { data_type } if data_type == "Boolean"),
+        matches!(error.kind(), ErrorKind::ArrowType { data_type } if data_type.starts_with("RunEndEncoded")),
         "{error}"
     );
 

@@ -12,8 +12,8 @@ use std::sync::Arc;
 use blake3_batch::arrow_array::builder::StringViewBuilder;
 use blake3_batch::arrow_array::types::{Int32Type, Int8Type};
 use blake3_batch::arrow_array::{
-    Array, ArrayRef, BinaryArray, BooleanArray, DictionaryArray, FixedSizeBinaryArray, Int64Array,
-    ListArray, NullArray, RecordBatch, StringArray, StructArray,
+    Array, ArrayRef, BinaryArray, DictionaryArray, FixedSizeBinaryArray, Int32Array, Int64Array,
+    ListArray, NullArray, RecordBatch, RunArray, StringArray, StructArray,
 };
 use blake3_batch::{ErrorKind, Mode};
 use common::{all_engines, reference_xof_at, vectors, xorshift};
@@ -270,22 +270,18 @@ fn structs_that_cannot_be_hashed_are_typed_errors() {
     let field = |name: &str, column: &ArrayRef| {
         Arc::new(Field::new(name, column.data_type().clone(), true))
     };
-    let flags = Arc::new(BooleanArray::from(vec![true, false])) as ArrayRef;
-    let with_flags = StructArray::from(vec![
+    let runs = RunArray::<Int32Type>::try_new(
+        &Int32Array::from(vec![1, 2]),
+        &StringArray::from(vec!["a", "b"]),
+    )
+    .unwrap();
+    let runs = Arc::new(runs) as ArrayRef;
+    let with_runs = StructArray::from(vec![
         (field("t", &text), text.clone()),
-        (field("f", &flags), flags),
-    ]);
-    let inner = Arc::new(StructArray::from(vec![(field("t", &text), text.clone())])) as ArrayRef;
-    let nested = StructArray::from(vec![
-        (field("t", &text), text.clone()),
-        (field("s", &inner), inner),
+        (field("r", &runs), runs),
     ]);
     let empty = StructArray::new_empty_fields(2, None);
-    for (what, array) in [
-        ("a boolean field", with_flags),
-        ("a struct field", nested),
-        ("no fields", empty),
-    ] {
+    for (what, array) in [("a run-end encoded field", with_runs), ("no fields", empty)] {
         assert!(
             !blake3_batch::is_hashable_arrow_type(array.data_type()),
             "{what}"

@@ -8,44 +8,51 @@
 use arrow_array::cast::AsArray;
 use arrow_array::{downcast_dictionary_array, AnyDictionaryArray, Array};
 use arrow_buffer::ArrowNativeType;
-use arrow_schema::DataType;
 
 use super::rows::{is_value_type, Rows};
 use crate::{Engine, Error, ErrorKind, Mode};
 
-/// Whether a dictionary type's values can be hashed: binary or string
-/// values of any layout, or numbers (not lists, whose null values need a
-/// check of their own, nor dictionaries of dictionaries).
-pub(super) fn is_hashable_dictionary(data_type: &DataType) -> bool {
-    matches!(data_type, DataType::Dictionary(_, values) if is_value_type(values))
-}
-
-/// The error for the first row of a dictionary array whose key is valid
-/// but names no value: a producer's mistake (arrays from the C data
-/// interface are not validated) that would otherwise be a digest of some
-/// other row's value. `Ok` for an array that is not a dictionary, or whose
-/// keys are all in range.
-pub(super) fn check_keys(array: &dyn Array) -> Result<(), Error> {
-    let Some(dictionary) = array.as_any_dictionary_opt() else {
-        return Ok(());
-    };
+/// The rows of a dictionary array whose key is valid but names no value:
+/// a producer's mistake (arrays from the C data interface are not
+/// validated) that would otherwise be a digest of some other row's value.
+/// `None` for an array that is not a dictionary, or whose keys are all in
+/// range.
+pub(super) fn rows_with_bad_keys(array: &dyn Array) -> Option<Vec<bool>> {
+    let dictionary = array.as_any_dictionary_opt()?;
     let values = dictionary.values().len();
-    let bad = downcast_dictionary_array!(
+    downcast_dictionary_array!(
         array => {
             let keys = array.keys();
-            keys.values().iter().enumerate().find_map(|(row, key)| {
-                // `as_usize` would wrap a negative key; as i128 it stays below 0.
-                let key = key.to_i64().map_or(-1, i128::from);
-                let in_range = (0..values as i128).contains(&key);
-                (keys.is_valid(row) && !in_range).then_some((row, key))
-            })
+            let is_bad = |row: usize| {
+                let in_range = (0..values as i128).contains(&key_of(keys.values()[row]));
+                keys.is_valid(row) && !in_range
+            };
+            // Only an array with a bad key pays for the list of them.
+            (0..keys.len()).any(is_bad).then(|| (0..keys.len()).map(is_bad).collect())
         }
         _ => None,
+    )
+}
+
+/// The error for row `row` of a dictionary array, one of
+/// [`rows_with_bad_keys`], reported as row `shown_row`.
+pub(super) fn bad_key(array: &dyn Array, row: usize, shown_row: usize) -> ErrorKind {
+    let values = array.as_any_dictionary().values().len();
+    let key = downcast_dictionary_array!(
+        array => key_of(array.keys().values()[row]),
+        _ => unreachable!("a dictionary array"),
     );
-    match bad {
-        Some((row, key)) => Err(ErrorKind::ArrowDictionaryKey { row, key, values }.into()),
-        None => Ok(()),
+    ErrorKind::ArrowDictionaryKey {
+        row: shown_row,
+        key,
+        values,
     }
+}
+
+/// A key as a signed number: `as_usize` would wrap a negative key; as
+/// i128 it stays below 0.
+fn key_of(key: impl ArrowNativeType) -> i128 {
+    key.to_i64().map_or(-1, i128::from)
 }
 
 /// Writes `length` bytes of output from byte `seek` on of every row of a

@@ -6,14 +6,18 @@
 //! Which bytes a row is: a binary or string row its bytes; a number its
 //! bytes as Arrow lays them out (little-endian), and a row of a list of
 //! fixed-width numbers its values' bytes, back to back; a dictionary row
-//! its value's; a struct row (a record batch's) its fields' values, each
-//! framed (see `structs.rs`). Null rows get null outputs (zeros under the
-//! validity bitmap, which is the input's).
+//! its value's; a boolean one byte; a struct row (a record batch's), a
+//! map row or a row of a list of other values its fields' or values'
+//! encodings, each framed (see `encoding.rs`). Null rows get null outputs
+//! (zeros under the validity bitmap, which is the input's).
 
 mod dictionary;
+mod encoding;
+mod framing;
 mod lists;
+mod problems;
 mod rows;
-mod structs;
+mod walk;
 
 use arrow_array::cast::AsArray;
 use arrow_array::{Array, FixedSizeBinaryArray, UInt64Array};
@@ -21,21 +25,21 @@ use arrow_buffer::{Buffer, NullBuffer};
 use arrow_schema::DataType;
 
 use crate::{Engine, Error, ErrorKind, Mode};
-use dictionary::{check_keys, dictionary_outputs_into};
-use lists::first_row_with_a_null_value;
+use dictionary::dictionary_outputs_into;
+use framing::encoded_outputs_into;
 use rows::Rows;
-use structs::{check_fields, is_hashable_field, is_hashable_struct, struct_outputs_into};
 
 /// Whether [`Engine::hash_arrow`] hashes arrays of this type: binary and
 /// string values of every layout (offsets, large offsets, views,
 /// fixed-size), fixed-width numbers (integers, floats, decimals, dates,
-/// timestamps, times, durations, intervals), dictionaries of either, lists
-/// (`List`, `LargeList`, `FixedSizeList`) of numbers, and the null type
-/// (all rows null), and structs of one or more fields of those types (a
-/// record batch's rows, see [`Engine::hash_arrow_xof_at`]). Booleans, one
-/// bit each, are not.
+/// timestamps, times, durations, intervals), booleans, the null type (all
+/// rows null), dictionaries of binary, string or numbers, and lists
+/// (`List`, `LargeList`, `FixedSizeList`), maps and structs (of one field
+/// or more; a record batch's rows) of any of these, nested to any depth
+/// (see [`Engine::hash_arrow_xof_at`]). Unions, run-end encoded arrays and
+/// list views are not.
 pub fn is_hashable_arrow_type(data_type: &DataType) -> bool {
-    is_hashable_field(data_type) || is_hashable_struct(data_type)
+    encoding::is_hashable(data_type)
 }
 
 impl Engine {
@@ -77,8 +81,15 @@ impl Engine {
     /// length in bytes as a little-endian `u64`, then its bytes (as the
     /// field's own column would be hashed). Framing makes rows that differ
     /// give different inputs, so `("ab", "c")` and `("a", "bc")` differ,
-    /// and so do a null and an empty value. The framed rows are copied, a
-    /// few MiB a thread at a time, and a struct's fields cannot be structs.
+    /// and so do a null and an empty value. A row of a list of anything
+    /// but numbers or booleans (strings, lists, structs, ...) is its values
+    /// framed the same way, in order, and a map row the list of its (key,
+    /// value) entries, each a struct; a boolean is one byte, `0x00` or
+    /// `0x01`; nesting goes to any depth. These rows are copied, a few MiB
+    /// a thread at a time, as they are encoded. A list row whose values
+    /// are malformed offsets is [`ErrorKind::ArrowListOffsets`], and a
+    /// null value inside a list of numbers or booleans, at any depth of a
+    /// row that is not null, [`ErrorKind::ArrowNullValue`].
     ///
     /// ```
     /// use std::sync::Arc;
@@ -141,20 +152,14 @@ impl Engine {
 }
 
 /// The errors an array gets before anything is hashed: a type with no
-/// bytes to hash, a null value inside a list row, a dictionary key past
-/// its values.
+/// bytes to hash, a null value inside a list of numbers, a dictionary key
+/// past its values (see `problems.rs`).
 fn check(array: &dyn Array) -> Result<(), Error> {
     if !is_hashable_arrow_type(array.data_type()) {
         let data_type = array.data_type().to_string();
         return Err(ErrorKind::ArrowType { data_type }.into());
     }
-    if let Some(row) = first_row_with_a_null_value(array) {
-        return Err(ErrorKind::ArrowNullValue { row }.into());
-    }
-    match array.as_struct_opt() {
-        Some(array) => check_fields(array),
-        None => check_keys(array),
-    }
+    problems::check(array)
 }
 
 /// Writes `length` bytes of every row's output from byte `seek` on into
@@ -171,19 +176,18 @@ fn outputs_into(
     let unhashable = || ErrorKind::ArrowType {
         data_type: array.data_type().to_string(),
     };
-    let hashed = if let Some(fields) = array.as_struct_opt() {
-        struct_outputs_into(engine, mode, output, fields, out)
-            .unwrap_or_else(|| Err(unhashable().into()))
-    } else if let Some(dictionary) = array.as_any_dictionary_opt() {
+    let hashed = if let Some(dictionary) = array.as_any_dictionary_opt() {
         dictionary_outputs_into(engine, mode, output, dictionary, out)
             .unwrap_or_else(|| Err(unhashable().into()))
     } else if *array.data_type() == DataType::Null {
         // Every row is null: nothing to hash, `out` stays zeros.
         Ok(())
     } else {
+        // Rows that lie in the array's buffers are hashed there; the
+        // others are encoded first.
         match Rows::of(array) {
             Some(rows) => rows.hash_into(engine, mode, output, out),
-            None => Err(unhashable().into()),
+            None => encoded_outputs_into(engine, mode, output, array, out),
         }
     };
     if hashed.is_err() {

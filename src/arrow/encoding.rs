@@ -1,0 +1,335 @@
+//! The bytes a row of any hashable Arrow type is hashed as, for the types
+//! that are not one run of bytes in the array's buffers: booleans, structs
+//! (a record batch's rows), lists of anything but fixed-width values, and
+//! maps. A row's encoding:
+//!
+//! - binary or string: its bytes; a fixed-width number: its little-endian
+//!   bytes; a boolean: one byte, `0x00` or `0x01`; a dictionary row: its
+//!   value's;
+//! - a list of fixed-width numbers or of booleans: its values' encodings
+//!   back to back (a null value has none: such rows are refused);
+//! - a struct: each field's value framed, in field order;
+//! - any other list: each value framed, in order; a map is the list of
+//!   its entries, each a struct of key and value.
+//!
+//! Framed, a null value is the byte `0x00`; any other is `0x01`, its
+//! encoding's length as a little-endian `u64`, then its encoding. So two
+//! different values of one type never share an encoding: `["ab", "c"]`
+//! and `["a", "bc"]` differ, and so do a null and an empty value.
+//!
+//! [`Encoding`] mirrors an array's type as a tree and encodes a row at a
+//! time, recursively; `walk.rs` encodes many rows at once where it can.
+
+use std::ops::Range;
+
+use arrow_array::cast::AsArray;
+use arrow_array::Array;
+use arrow_buffer::{BooleanBuffer, NullBuffer};
+use arrow_schema::DataType;
+
+use super::rows::{is_value_type, Rows};
+use crate::{Error, ErrorKind};
+
+/// Whether rows of this type can be hashed, as a column, a struct's field
+/// or a list's value: binary, string, numbers, booleans, the null type,
+/// dictionaries of binary, string or numbers, and lists, maps and structs
+/// (of one field or more) of hashable types.
+pub(super) fn is_hashable(data_type: &DataType) -> bool {
+    match data_type {
+        DataType::Null | DataType::Boolean => true,
+        DataType::Dictionary(_, values) => is_value_type(values),
+        DataType::List(child) | DataType::LargeList(child) | DataType::FixedSizeList(child, _) => {
+            is_hashable(child.data_type())
+        }
+        DataType::Map(entries, _) => is_hashable(entries.data_type()),
+        DataType::Struct(fields) => {
+            !fields.is_empty() && fields.iter().all(|field| is_hashable(field.data_type()))
+        }
+        data_type => is_value_type(data_type),
+    }
+}
+
+/// Whether a list of values of this type is their encodings back to back,
+/// unframed: fixed-width numbers and booleans, whose length the type
+/// fixes. Such a list cannot hold a null value.
+pub(super) fn is_unframed_value(data_type: &DataType) -> bool {
+    data_type.primitive_width().is_some() || *data_type == DataType::Boolean
+}
+
+/// Where each row of a list array finds its values in the child array.
+pub(super) enum Offsets<'a> {
+    Small(&'a [i32]),
+    Large(&'a [i64]),
+    Fixed(usize),
+}
+
+impl Offsets<'_> {
+    /// The values of row `row`, as indices into the child array (which
+    /// [`Offsets::check`] has found it holds).
+    pub(super) fn values(&self, row: usize) -> Range<usize> {
+        match self {
+            Offsets::Small(offsets) => offsets[row] as usize..offsets[row + 1] as usize,
+            Offsets::Large(offsets) => offsets[row] as usize..offsets[row + 1] as usize,
+            Offsets::Fixed(size) => row * size..(row + 1) * size,
+        }
+    }
+
+    /// Each row's values clamped to the child's `values`, for a check that
+    /// must not fail on a malformed array.
+    pub(super) fn clamped_values(&self, row: usize, values: usize) -> Range<usize> {
+        let (start, end) = match self {
+            Offsets::Small(offsets) => (i64::from(offsets[row]), i64::from(offsets[row + 1])),
+            Offsets::Large(offsets) => (offsets[row], offsets[row + 1]),
+            Offsets::Fixed(size) => {
+                return (row * size).min(values)..((row + 1) * size).min(values)
+            }
+        };
+        let clamp = |offset: i64| usize::try_from(offset).unwrap_or(0).min(values);
+        clamp(start)..clamp(end).max(clamp(start))
+    }
+
+    /// The error for the first of `rows` rows whose values do not lie in
+    /// order within the child's `values` (arrays from the C data interface
+    /// are not validated).
+    fn check(&self, rows: usize, values: usize) -> Result<(), Error> {
+        let bad = |row: usize, start: i64, end: i64| {
+            let in_order = 0 <= start && start <= end && end <= values as i64;
+            (!in_order).then_some(ErrorKind::ArrowListOffsets {
+                row,
+                start,
+                end,
+                values,
+            })
+        };
+        let found = match self {
+            Offsets::Small(offsets) => offsets
+                .windows(2)
+                .enumerate()
+                .find_map(|(row, pair)| bad(row, i64::from(pair[0]), i64::from(pair[1]))),
+            Offsets::Large(offsets) => {
+                (offsets.windows(2).enumerate()).find_map(|(row, pair)| bad(row, pair[0], pair[1]))
+            }
+            Offsets::Fixed(size) => (rows.checked_mul(*size).is_none_or(|end| end > values))
+                .then(|| {
+                    (0..rows)
+                        .find_map(|row| bad(row, (row * size) as i64, ((row + 1) * size) as i64))
+                })
+                .flatten(),
+        };
+        found.map_or(Ok(()), |kind| Err(kind.into()))
+    }
+}
+
+/// The offsets and child array of a list or map array; `None` for any
+/// other array.
+pub(super) fn list_parts(array: &dyn Array) -> Option<(Offsets<'_>, &dyn Array)> {
+    Some(match array.data_type() {
+        DataType::List(_) => {
+            let list = array.as_list::<i32>();
+            (Offsets::Small(list.value_offsets()), list.values().as_ref())
+        }
+        DataType::LargeList(_) => {
+            let list = array.as_list::<i64>();
+            (Offsets::Large(list.value_offsets()), list.values().as_ref())
+        }
+        DataType::FixedSizeList(_, size) => {
+            // Arrow slices a fixed-size list's values with the list, so row
+            // 0 starts at the first of them.
+            let list = array.as_fixed_size_list();
+            let size = usize::try_from(*size).unwrap_or(0);
+            (Offsets::Fixed(size), list.values().as_ref())
+        }
+        DataType::Map(_, _) => {
+            let map = array.as_map();
+            (
+                Offsets::Small(map.value_offsets()),
+                map.entries() as &dyn Array,
+            )
+        }
+        _ => return None,
+    })
+}
+
+/// How each row of one array is encoded, with the rows that are null.
+pub(super) enum Encoding<'a> {
+    /// The null type: every row is null.
+    Null,
+    /// Binary, string or number rows, or lists of numbers, read in place.
+    Bytes {
+        rows: Rows<'a>,
+        nulls: Option<NullBuffer>,
+    },
+    /// A dictionary's values, by each row's key.
+    Dictionary {
+        keys: Vec<usize>,
+        values: Rows<'a>,
+        nulls: Option<NullBuffer>,
+    },
+    /// One byte a row.
+    Booleans {
+        values: BooleanBuffer,
+        nulls: Option<NullBuffer>,
+    },
+    /// Each field's value framed.
+    Struct {
+        fields: Vec<Encoding<'a>>,
+        nulls: Option<NullBuffer>,
+    },
+    /// Each of the row's values, framed unless their type fixes their
+    /// length.
+    List {
+        offsets: Offsets<'a>,
+        values: Box<Encoding<'a>>,
+        framed: bool,
+        nulls: Option<NullBuffer>,
+    },
+}
+
+impl<'a> Encoding<'a> {
+    /// The encoding of an array's rows, or the error for a type that
+    /// cannot be hashed or a list whose offsets are malformed. Its null
+    /// values, if any, must be where rows are never read (see
+    /// `problems.rs`).
+    pub(super) fn of(array: &'a dyn Array) -> Result<Self, Error> {
+        let unhashable = || ErrorKind::ArrowType {
+            data_type: array.data_type().to_string(),
+        };
+        if !is_hashable(array.data_type()) {
+            return Err(unhashable().into());
+        }
+        // Logical nulls: a dictionary row whose value is null is null.
+        let nulls = array.logical_nulls();
+        if *array.data_type() == DataType::Null {
+            return Ok(Encoding::Null);
+        } else if let Some(dictionary) = array.as_any_dictionary_opt() {
+            return Ok(Encoding::Dictionary {
+                keys: dictionary.normalized_keys(),
+                values: Rows::of(dictionary.values().as_ref()).ok_or_else(unhashable)?,
+                nulls,
+            });
+        } else if let Some(booleans) = array.as_boolean_opt() {
+            let values = booleans.values().clone();
+            return Ok(Encoding::Booleans { values, nulls });
+        } else if let Some(rows) = Rows::of(array) {
+            return Ok(Encoding::Bytes { rows, nulls });
+        } else if let Some(array) = array.as_struct_opt() {
+            let fields = array
+                .columns()
+                .iter()
+                .map(|field| Encoding::of(field.as_ref()));
+            let fields = fields.collect::<Result<_, _>>()?;
+            return Ok(Encoding::Struct { fields, nulls });
+        }
+        let (offsets, values) = list_parts(array).ok_or_else(unhashable)?;
+        offsets.check(array.len(), values.len())?;
+        Ok(Encoding::List {
+            offsets,
+            framed: !is_unframed_value(values.data_type()),
+            values: Box::new(Encoding::of(values)?),
+            nulls,
+        })
+    }
+
+    fn nulls(&self) -> Option<&NullBuffer> {
+        match self {
+            Encoding::Null => None,
+            Encoding::Bytes { nulls, .. }
+            | Encoding::Dictionary { nulls, .. }
+            | Encoding::Booleans { nulls, .. }
+            | Encoding::Struct { nulls, .. }
+            | Encoding::List { nulls, .. } => nulls.as_ref(),
+        }
+    }
+
+    pub(super) fn is_valid(&self, row: usize) -> bool {
+        !matches!(self, Encoding::Null) && self.nulls().is_none_or(|nulls| nulls.is_valid(row))
+    }
+
+    /// The length of a valid row's encoding.
+    pub(super) fn len(&self, row: usize) -> Result<u64, Error> {
+        Ok(match self {
+            Encoding::Null => 0,
+            Encoding::Bytes { rows, .. } => rows.row(row)?.len() as u64,
+            Encoding::Dictionary { keys, values, .. } => values.row(keys[row])?.len() as u64,
+            Encoding::Booleans { .. } => 1,
+            Encoding::Struct { fields, .. } => {
+                let lengths = fields.iter().map(|field| field.framed_len(row));
+                lengths.sum::<Result<u64, Error>>()?
+            }
+            Encoding::List {
+                offsets,
+                values,
+                framed,
+                ..
+            } => {
+                let lengths = offsets.values(row).map(|value| match framed {
+                    true => values.framed_len(value),
+                    false => values.len(value),
+                });
+                lengths.sum::<Result<u64, Error>>()?
+            }
+        })
+    }
+
+    /// The length of a row's encoding framed.
+    pub(super) fn framed_len(&self, row: usize) -> Result<u64, Error> {
+        match self.is_valid(row) {
+            true => Ok(9 + self.len(row)?),
+            false => Ok(1),
+        }
+    }
+
+    /// Writes a valid row's encoding at the start of `out`, which holds at
+    /// least its length, and returns that length.
+    pub(super) fn write(&self, row: usize, out: &mut [u8]) -> Result<usize, Error> {
+        let copy = |bytes: &[u8], out: &mut [u8]| {
+            out[..bytes.len()].copy_from_slice(bytes);
+            bytes.len()
+        };
+        Ok(match self {
+            Encoding::Null => 0,
+            Encoding::Bytes { rows, .. } => copy(rows.row(row)?, out),
+            Encoding::Dictionary { keys, values, .. } => copy(values.row(keys[row])?, out),
+            Encoding::Booleans { values, .. } => {
+                out[0] = u8::from(values.value(row));
+                1
+            }
+            Encoding::Struct { fields, .. } => {
+                let mut at = 0;
+                for field in fields {
+                    at += field.write_framed(row, &mut out[at..])?;
+                }
+                at
+            }
+            Encoding::List {
+                offsets,
+                values,
+                framed,
+                ..
+            } => {
+                let mut at = 0;
+                for value in offsets.values(row) {
+                    at += match framed {
+                        true => values.write_framed(value, &mut out[at..])?,
+                        false => values.write(value, &mut out[at..])?,
+                    };
+                }
+                at
+            }
+        })
+    }
+
+    /// Writes a row's encoding framed at the start of `out`, which holds
+    /// at least its framed length, and returns that length.
+    pub(super) fn write_framed(&self, row: usize, out: &mut [u8]) -> Result<usize, Error> {
+        if !self.is_valid(row) {
+            out[0] = 0;
+            return Ok(1);
+        }
+        // The value first, then the frame that says its length.
+        let written = self.write(row, &mut out[9..])?;
+        out[0] = 1;
+        out[1..9].copy_from_slice(&(written as u64).to_le_bytes());
+        Ok(9 + written)
+    }
+}

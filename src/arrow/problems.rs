@@ -1,0 +1,85 @@
+//! The rows that have no digest to give, found before anything is hashed:
+//! a row that is not null but holds, at any depth (in a field, in a list
+//! value), a list of numbers or booleans with a null value in it (the
+//! bytes under a null are whatever its producer left there), or a
+//! dictionary key past its values (a malformed array). Values the row
+//! never reads — under a null row, field or list value — are not checked.
+
+use arrow_array::cast::AsArray;
+use arrow_array::Array;
+
+use super::dictionary::{bad_key, rows_with_bad_keys};
+use super::encoding::{is_unframed_value, list_parts, Offsets};
+use crate::{Error, ErrorKind};
+
+/// The error for the first row of `array` that has no digest to give.
+pub(super) fn check(array: &dyn Array) -> Result<(), Error> {
+    match bad_rows(array).and_then(|bad| bad.iter().position(|&bad| bad)) {
+        Some(row) => Err(problem(array, row, row).into()),
+        None => Ok(()),
+    }
+}
+
+/// Which rows of `array` that are not null have no digest to give; `None`
+/// where every one has (so arrays without problems allocate nothing).
+fn bad_rows(array: &dyn Array) -> Option<Vec<bool>> {
+    let nulls = array.logical_nulls();
+    let is_valid = |row: usize| nulls.as_ref().is_none_or(|nulls| nulls.is_valid(row));
+    let bad: Vec<bool> = if array.as_any_dictionary_opt().is_some() {
+        rows_with_bad_keys(array)?
+    } else if let Some(fields) = array.as_struct_opt() {
+        let fields: Vec<Vec<bool>> = fields
+            .columns()
+            .iter()
+            .filter_map(|field| bad_rows(field.as_ref()))
+            .collect();
+        (0..array.len())
+            .map(|row| is_valid(row) && fields.iter().any(|bad| bad[row]))
+            .collect()
+    } else if let Some((offsets, values)) = list_parts(array) {
+        let bad_values = bad_values(values)?;
+        (0..array.len())
+            .map(|row| {
+                let values = offsets.clamped_values(row, bad_values.len());
+                is_valid(row) && bad_values[values].contains(&true)
+            })
+            .collect()
+    } else {
+        return None;
+    };
+    bad.contains(&true).then_some(bad)
+}
+
+/// Which values of a list's child array make the row that holds them have
+/// no digest: null ones where the list's values are unframed, else those
+/// with problems of their own.
+fn bad_values(values: &dyn Array) -> Option<Vec<bool>> {
+    if !is_unframed_value(values.data_type()) {
+        return bad_rows(values);
+    }
+    let nulls = values
+        .logical_nulls()
+        .filter(|nulls| nulls.null_count() > 0)?;
+    Some(nulls.iter().map(|is_valid| !is_valid).collect())
+}
+
+/// Why row `row` of `array`, one of [`bad_rows`], has no digest, reported
+/// as row `shown_row` (the caller's).
+fn problem(array: &dyn Array, row: usize, shown_row: usize) -> ErrorKind {
+    let is_bad = |array: &dyn Array, row: usize| bad_rows(array).is_some_and(|bad| bad[row]);
+    if array.as_any_dictionary_opt().is_some() {
+        return bad_key(array, row, shown_row);
+    } else if let Some(fields) = array.as_struct_opt() {
+        let mut fields = fields.columns().iter().map(|field| field.as_ref());
+        let field = fields.find(|field| is_bad(*field, row));
+        return problem(field.expect("a bad row has a bad field"), row, shown_row);
+    }
+    let (offsets, values): (Offsets, _) = list_parts(array).expect("a bad row is a list's");
+    if is_unframed_value(values.data_type()) {
+        return ErrorKind::ArrowNullValue { row: shown_row };
+    }
+    let bad_values = bad_rows(values).expect("a bad row has bad values");
+    let mut row_values = offsets.clamped_values(row, bad_values.len());
+    let value = row_values.find(|&value| bad_values[value]);
+    problem(values, value.expect("a bad row has a bad value"), shown_row)
+}

@@ -1,0 +1,508 @@
+//! `Engine::hash_arrow` over booleans, lists of anything, maps and structs
+//! nested to any depth: each row's encoding as the crate documents it (a
+//! boolean one byte; a list of numbers or booleans its values back to
+//! back; a struct's fields and any other list's values framed: a null
+//! `0x00`, any other value `0x01`, its length as a little-endian u64, its
+//! encoding; a map the list of its entries), built here from the arrays'
+//! values through arrow's own accessors and checked against the `blake3`
+//! crate on random arrays of many nested types, with nulls at every
+//! level, slices, extended output and every engine here; and the rows
+//! that are refused, at the row of the caller's array.
+
+mod common;
+
+use std::sync::Arc;
+
+use blake3_batch::arrow_array::cast::AsArray;
+use blake3_batch::arrow_array::types::{Int32Type, Int64Type, Int8Type};
+use blake3_batch::arrow_array::{
+    Array, ArrayRef, BinaryArray, BooleanArray, DictionaryArray, FixedSizeBinaryArray,
+    FixedSizeListArray, Int32Array, Int64Array, Int8Array, LargeListArray, ListArray, MapArray,
+    NullArray, StringArray, StringViewArray, StructArray,
+};
+use blake3_batch::{ErrorKind, Mode};
+use common::{all_engines, reference_xof_at, vectors, xorshift};
+
+use arrow_buffer::{BooleanBuffer, NullBuffer, OffsetBuffer};
+use arrow_schema::{DataType, Field, Fields};
+
+/// A value framed: `0x00` for a null, else `0x01`, its length as a
+/// little-endian u64, its bytes.
+fn frame(value: Option<Vec<u8>>) -> Vec<u8> {
+    match value {
+        None => vec![0],
+        Some(bytes) => {
+            let mut framed = vec![1];
+            framed.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
+            framed.extend_from_slice(&bytes);
+            framed
+        }
+    }
+}
+
+/// Whether a list of this type's values is them back to back, unframed.
+fn is_unframed(data_type: &DataType) -> bool {
+    matches!(
+        data_type,
+        DataType::Boolean | DataType::Int8 | DataType::Int32 | DataType::Int64
+    )
+}
+
+/// Row `row`'s encoding as the crate documents it, from the array's
+/// values (`None` where it is null), for the types this file builds.
+fn encode(array: &dyn Array, row: usize) -> Option<Vec<u8>> {
+    let is_valid = array
+        .logical_nulls()
+        .is_none_or(|nulls| nulls.is_valid(row));
+    if !is_valid {
+        return None;
+    }
+    let values_of = |values: ArrayRef| -> Vec<u8> {
+        let unframed = is_unframed(values.data_type());
+        (0..values.len())
+            .flat_map(|value| match unframed {
+                true => encode(&values, value).expect("no null in a list of numbers"),
+                false => frame(encode(&values, value)),
+            })
+            .collect()
+    };
+    Some(match array.data_type() {
+        DataType::Boolean => vec![u8::from(array.as_boolean().value(row))],
+        DataType::Int8 => array
+            .as_primitive::<Int8Type>()
+            .value(row)
+            .to_le_bytes()
+            .to_vec(),
+        DataType::Int32 => array
+            .as_primitive::<Int32Type>()
+            .value(row)
+            .to_le_bytes()
+            .to_vec(),
+        DataType::Int64 => array
+            .as_primitive::<Int64Type>()
+            .value(row)
+            .to_le_bytes()
+            .to_vec(),
+        DataType::Utf8 => array.as_string::<i32>().value(row).as_bytes().to_vec(),
+        DataType::Utf8View => array.as_string_view().value(row).as_bytes().to_vec(),
+        DataType::Binary => array.as_binary::<i32>().value(row).to_vec(),
+        DataType::FixedSizeBinary(_) => array.as_fixed_size_binary().value(row).to_vec(),
+        DataType::Dictionary(_, _) => {
+            let dictionary = array.as_dictionary::<Int8Type>();
+            let key = dictionary.keys().value(row) as usize;
+            encode(dictionary.values().as_ref(), key).expect("a valid key's value")
+        }
+        DataType::List(_) => values_of(array.as_list::<i32>().value(row)),
+        DataType::LargeList(_) => values_of(array.as_list::<i64>().value(row)),
+        DataType::FixedSizeList(_, _) => values_of(array.as_fixed_size_list().value(row)),
+        DataType::Map(_, _) => values_of(Arc::new(array.as_map().value(row))),
+        DataType::Struct(_) => (array.as_struct().columns().iter())
+            .flat_map(|field| frame(encode(field.as_ref(), row)))
+            .collect(),
+        data_type => panic!("no reference encoding for {data_type}"),
+    })
+}
+
+fn list_of(data_type: DataType) -> DataType {
+    DataType::List(Arc::new(Field::new("item", data_type, true)))
+}
+
+fn struct_of(fields: Vec<(&str, DataType)>) -> DataType {
+    let fields: Fields = (fields.into_iter())
+        .map(|(name, data_type)| Field::new(name, data_type, true))
+        .collect();
+    DataType::Struct(fields)
+}
+
+fn map_of(key: DataType, value: DataType) -> DataType {
+    let entries = struct_of(vec![("key", key), ("value", value)]);
+    let DataType::Struct(fields) = entries else {
+        unreachable!()
+    };
+    let mut fields: Vec<Field> = fields.iter().map(|field| field.as_ref().clone()).collect();
+    fields[0] = fields[0].clone().with_nullable(false);
+    let entries = DataType::Struct(fields.into());
+    DataType::Map(Arc::new(Field::new("entries", entries, false)), false)
+}
+
+/// The nested types hashed here, each with something new in it.
+fn nested_types() -> Vec<DataType> {
+    let strings = || DataType::Utf8;
+    let dictionary = || DataType::Dictionary(Box::new(DataType::Int8), Box::new(DataType::Utf8));
+    vec![
+        DataType::Boolean,
+        list_of(strings()),
+        DataType::LargeList(Arc::new(Field::new("item", DataType::Binary, true))),
+        DataType::FixedSizeList(Arc::new(Field::new("item", strings(), true)), 3),
+        list_of(DataType::Boolean),
+        DataType::FixedSizeList(Arc::new(Field::new("item", DataType::Boolean, true)), 2),
+        list_of(list_of(DataType::Int32)),
+        list_of(DataType::Null),
+        list_of(dictionary()),
+        list_of(struct_of(vec![
+            ("id", DataType::Int64),
+            ("tags", list_of(DataType::Utf8View)),
+        ])),
+        map_of(strings(), DataType::Int64),
+        map_of(DataType::Int32, list_of(strings())),
+        struct_of(vec![
+            (
+                "inner",
+                struct_of(vec![("flag", DataType::Boolean), ("name", strings())]),
+            ),
+            ("names", list_of(strings())),
+            ("nothing", DataType::Null),
+            ("raw", DataType::FixedSizeBinary(5)),
+        ]),
+        list_of(list_of(list_of(strings()))),
+    ]
+}
+
+/// A random array of `data_type` (one of those [`nested_types`] uses)
+/// with `len` rows, about one in five null where `nulls`. Lists of
+/// numbers or booleans hold no null values under valid rows.
+fn random_array(
+    next: &mut impl FnMut() -> u64,
+    data_type: &DataType,
+    len: usize,
+    nulls: bool,
+) -> ArrayRef {
+    let valid: Vec<bool> = (0..len)
+        .map(|_| !nulls || !next().is_multiple_of(5))
+        .collect();
+    let null_buffer = nulls.then(|| NullBuffer::from(valid.clone()));
+    let text = |next: &mut dyn FnMut() -> u64| -> String {
+        let length = next() % 12;
+        (0..length)
+            .map(|_| char::from(b'a' + (next() % 4) as u8))
+            .collect()
+    };
+    let texts: Vec<Option<String>> = (0..len)
+        .map(|row| {
+            let value = text(next);
+            valid[row].then_some(value)
+        })
+        .collect();
+    let lengths = |next: &mut dyn FnMut() -> u64| -> Vec<usize> {
+        (0..len).map(|_| (next() % 4) as usize).collect()
+    };
+    match data_type {
+        DataType::Null => Arc::new(NullArray::new(len)),
+        DataType::Boolean => {
+            let values = BooleanBuffer::from_iter((0..len).map(|_| next().is_multiple_of(2)));
+            Arc::new(BooleanArray::new(values, null_buffer))
+        }
+        DataType::Int8 => Arc::new(Int8Array::new(
+            (0..len).map(|_| next() as i8).collect(),
+            null_buffer,
+        )),
+        DataType::Int32 => Arc::new(Int32Array::new(
+            (0..len).map(|_| next() as i32).collect(),
+            null_buffer,
+        )),
+        DataType::Int64 => Arc::new(Int64Array::new(
+            (0..len).map(|_| next() as i64).collect(),
+            null_buffer,
+        )),
+        DataType::Utf8 => Arc::new(StringArray::from(texts)),
+        DataType::Utf8View => Arc::new(StringViewArray::from_iter(texts)),
+        DataType::Binary => {
+            let blobs: Vec<Option<Vec<u8>>> = (0..len)
+                .map(|row| {
+                    // Some values past a chunk.
+                    let length = if next().is_multiple_of(8) {
+                        1000 + next() % 200
+                    } else {
+                        next() % 40
+                    };
+                    let bytes = (0..length).map(|_| next() as u8).collect();
+                    valid[row].then_some(bytes)
+                })
+                .collect();
+            Arc::new(BinaryArray::from_iter(blobs))
+        }
+        DataType::FixedSizeBinary(size) => {
+            let values = (0..len).map(|row| {
+                let bytes: Vec<u8> = (0..*size).map(|_| next() as u8).collect();
+                valid[row].then_some(bytes)
+            });
+            let values: Vec<Option<Vec<u8>>> = values.collect();
+            Arc::new(
+                FixedSizeBinaryArray::try_from_sparse_iter_with_size(values.into_iter(), *size)
+                    .unwrap(),
+            )
+        }
+        DataType::Dictionary(_, _) => {
+            let values = Arc::new(StringArray::from(vec!["red", "", "green", "blue"]));
+            let keys = Int8Array::new((0..len).map(|_| (next() % 4) as i8).collect(), null_buffer);
+            Arc::new(DictionaryArray::new(keys, values))
+        }
+        DataType::List(child) | DataType::LargeList(child) => {
+            let lengths = lengths(next);
+            let total = lengths.iter().sum();
+            let nulls = !is_unframed(child.data_type());
+            let values = random_array(next, child.data_type(), total, nulls);
+            match data_type {
+                DataType::List(_) => Arc::new(ListArray::new(
+                    child.clone(),
+                    OffsetBuffer::from_lengths(lengths),
+                    values,
+                    null_buffer,
+                )),
+                _ => Arc::new(LargeListArray::new(
+                    child.clone(),
+                    OffsetBuffer::from_lengths(lengths),
+                    values,
+                    null_buffer,
+                )),
+            }
+        }
+        DataType::Map(entries, _) => {
+            let lengths = lengths(next);
+            let total = lengths.iter().sum();
+            let DataType::Struct(fields) = entries.data_type() else {
+                panic!("a map's entries are a struct")
+            };
+            // Keys are never null.
+            let columns = vec![
+                random_array(next, fields[0].data_type(), total, false),
+                random_array(next, fields[1].data_type(), total, true),
+            ];
+            let entries_array = StructArray::new(fields.clone(), columns, None);
+            let offsets = OffsetBuffer::from_lengths(lengths);
+            Arc::new(MapArray::new(
+                entries.clone(),
+                offsets,
+                entries_array,
+                null_buffer,
+                false,
+            ))
+        }
+        DataType::FixedSizeList(child, size) => {
+            let values = random_array(
+                next,
+                child.data_type(),
+                len * *size as usize,
+                !is_unframed(child.data_type()),
+            );
+            Arc::new(FixedSizeListArray::new(
+                child.clone(),
+                *size,
+                values,
+                null_buffer,
+            ))
+        }
+        DataType::Struct(fields) => {
+            let columns = fields
+                .iter()
+                .map(|field| random_array(next, field.data_type(), len, true))
+                .collect();
+            Arc::new(StructArray::new(fields.clone(), columns, null_buffer))
+        }
+        data_type => panic!("no random arrays of {data_type}"),
+    }
+}
+
+/// Row by row: `None` for a null output (which must hold zeros), else its
+/// bytes.
+fn outputs(array: &FixedSizeBinaryArray) -> Vec<Option<Vec<u8>>> {
+    (0..array.len())
+        .map(|row| {
+            let value = array.value(row).to_vec();
+            if array.is_null(row) {
+                assert!(value.iter().all(|&b| b == 0), "a null row holds zeros");
+                None
+            } else {
+                Some(value)
+            }
+        })
+        .collect()
+}
+
+/// `length` bytes from `seek` of each row's output, from [`encode`].
+fn expected(mode: Mode, array: &dyn Array, length: usize, seek: u64) -> Vec<Option<Vec<u8>>> {
+    (0..array.len())
+        .map(|row| encode(array, row).map(|input| reference_xof_at(mode, &input, length, seek)))
+        .collect()
+}
+
+#[test]
+fn nested_rows_hash_their_encodings_on_every_engine() {
+    let mut next = xorshift(44);
+    let vectors = vectors();
+    for data_type in nested_types() {
+        assert!(
+            blake3_batch::is_hashable_arrow_type(&data_type),
+            "{data_type}"
+        );
+        let array = random_array(&mut next, &data_type, 300, true);
+        for (name, engine) in all_engines() {
+            for mode in vectors.modes() {
+                let what = format!("{name} {mode:?} {data_type}");
+                let digests = engine.hash_arrow(mode, &array).unwrap();
+                assert_eq!(outputs(&digests), expected(mode, &array, 32, 0), "{what}");
+            }
+            let what = format!("{name} {data_type}");
+            let slice = array.slice(37, 200);
+            let digests = engine.hash_arrow(Mode::Hash, &slice).unwrap();
+            assert_eq!(
+                outputs(&digests),
+                expected(Mode::Hash, &slice, 32, 0),
+                "{what}, sliced"
+            );
+            let far = engine
+                .hash_arrow_xof_at(Mode::Hash, &array, 70, 900)
+                .unwrap();
+            assert_eq!(
+                outputs(&far),
+                expected(Mode::Hash, &array, 70, 900),
+                "{what}, extended"
+            );
+        }
+    }
+}
+
+/// Every nested type as a field of one table, whose rows are encoded a
+/// field at a time, in several pieces on every thread.
+#[test]
+fn a_table_of_every_nested_type_in_several_pieces() {
+    let mut next = xorshift(7);
+    let fields: Vec<(String, DataType)> = (nested_types().into_iter().enumerate())
+        .map(|(index, data_type)| (format!("f{index}"), data_type))
+        .collect();
+    let table = struct_of(
+        fields
+            .iter()
+            .map(|(name, data_type)| (name.as_str(), data_type.clone()))
+            .collect(),
+    );
+    let array = random_array(&mut next, &table, 9000, true);
+    for (name, engine) in all_engines() {
+        let digests = engine.hash_arrow(Mode::Hash, &array).unwrap();
+        assert_eq!(
+            outputs(&digests),
+            expected(Mode::Hash, &array, 32, 0),
+            "{name}"
+        );
+    }
+}
+
+#[test]
+fn nesting_keeps_different_values_apart() {
+    let engine = &all_engines()[0].1;
+    let lists = |rows: Vec<Option<Vec<Option<&str>>>>| {
+        let values: Vec<Option<&str>> = rows.iter().flatten().flatten().copied().collect();
+        let lengths = rows.iter().map(|row| row.as_ref().map_or(0, Vec::len));
+        let nulls = NullBuffer::from(rows.iter().map(Option::is_some).collect::<Vec<_>>());
+        let field = Arc::new(Field::new("item", DataType::Utf8, true));
+        ListArray::new(
+            field,
+            OffsetBuffer::from_lengths(lengths),
+            Arc::new(StringArray::from(values)),
+            Some(nulls),
+        )
+    };
+    let array = lists(vec![
+        Some(vec![Some("ab"), Some("c")]),
+        Some(vec![Some("a"), Some("bc")]),
+        Some(vec![Some("abc")]),
+        Some(vec![]),
+        Some(vec![Some("")]),
+        Some(vec![None]),
+        None,
+    ]);
+    let digests = outputs(&engine.hash_arrow(Mode::Hash, &array).unwrap());
+    let valid: Vec<&Vec<u8>> = digests.iter().flatten().collect();
+    for (index, digest) in valid.iter().enumerate() {
+        assert!(
+            !valid[..index].contains(digest),
+            "row {index} repeats an earlier row"
+        );
+    }
+    assert_eq!(
+        digests[3].as_deref(),
+        Some(blake3::hash(b"").as_bytes().as_slice())
+    );
+    assert_eq!(digests[6], None);
+    // A boolean is one byte, as a column and as a list's value.
+    let flags = BooleanArray::from(vec![Some(true), Some(false), None]);
+    let digests = outputs(&engine.hash_arrow(Mode::Hash, &flags).unwrap());
+    assert_eq!(
+        digests[..2],
+        [
+            Some(blake3::hash(&[1]).as_bytes().to_vec()),
+            Some(blake3::hash(&[0]).as_bytes().to_vec())
+        ]
+    );
+    assert_eq!(digests[2], None);
+}
+
+#[test]
+fn a_null_inside_a_nested_list_of_numbers_is_refused_at_the_callers_row() {
+    let engine = &all_engines()[0].1;
+    let numbers = Int32Array::from(vec![Some(1), Some(2), None, Some(4), None]);
+    let item = Arc::new(Field::new("item", DataType::Int32, true));
+    // Inner lists: [1], [2, null], [4], [null].
+    let inner = ListArray::new(
+        item,
+        OffsetBuffer::from_lengths([1, 2, 1, 1]),
+        Arc::new(numbers),
+        None,
+    );
+    let inner_field = Arc::new(Field::new("item", inner.data_type().clone(), true));
+    // Outer rows: [[1]], [[2, null]] (null), [[4]], [[null]].
+    let outer = |valid: Vec<bool>| {
+        ListArray::new(
+            inner_field.clone(),
+            OffsetBuffer::from_lengths([1, 1, 1, 1]),
+            Arc::new(inner.clone()),
+            Some(NullBuffer::from(valid)),
+        )
+    };
+    let error = engine
+        .hash_arrow(Mode::Hash, &outer(vec![true, false, true, true]))
+        .unwrap_err();
+    assert!(
+        matches!(error.kind(), ErrorKind::ArrowNullValue { row: 3 }),
+        "{error}"
+    );
+    let error = engine
+        .hash_arrow(Mode::Hash, &outer(vec![true, true, true, true]))
+        .unwrap_err();
+    assert!(
+        matches!(error.kind(), ErrorKind::ArrowNullValue { row: 1 }),
+        "{error}"
+    );
+    // Under null rows only, the nulls are never read.
+    let fine = outer(vec![true, false, true, false]);
+    let digests = engine.hash_arrow(Mode::Hash, &fine).unwrap();
+    assert_eq!(outputs(&digests), expected(Mode::Hash, &fine, 32, 0));
+
+    // In a table, at the table's row, and not under a null row.
+    let outer = Arc::new(outer(vec![true, true, true, true])) as ArrayRef;
+    let fields = Fields::from(vec![Field::new("lists", outer.data_type().clone(), true)]);
+    let table = |valid: Vec<bool>| {
+        StructArray::new(
+            fields.clone(),
+            vec![outer.clone()],
+            Some(NullBuffer::from(valid)),
+        )
+    };
+    let error = engine
+        .hash_arrow(Mode::Hash, &table(vec![true, true, true, true]))
+        .unwrap_err();
+    assert!(
+        matches!(error.kind(), ErrorKind::ArrowNullValue { row: 1 }),
+        "{error}"
+    );
+    let error = engine
+        .hash_arrow(Mode::Hash, &table(vec![true, false, true, true]))
+        .unwrap_err();
+    assert!(
+        matches!(error.kind(), ErrorKind::ArrowNullValue { row: 3 }),
+        "{error}"
+    );
+    assert!(engine
+        .hash_arrow(Mode::Hash, &table(vec![true, false, true, false]))
+        .is_ok());
+}
