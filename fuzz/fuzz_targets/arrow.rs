@@ -1,12 +1,14 @@
 //! Arrow arrays of fuzzer-chosen rows — binary, large binary, views,
 //! fixed-size binary, numbers (`u16`, `i64`), lists and fixed-size lists
-//! of `u16`, dictionaries of binary values, and structs of one to three of
-//! those (a row's bytes its fields' values framed) — with nulls, sliced at
-//! fuzzer-chosen bounds, in all three modes, on every CPU backend:
-//! `Engine::hash_arrow` gives each valid row `blake3`'s digest of its bytes
-//! and each null row a null, or, for a list with a null value inside a
-//! valid row (of a struct's field: any row), its typed error; never a
-//! panic.
+//! of `u16`, dictionaries of binary values, structs of one to three of
+//! any of these (a row's bytes its fields' values framed) and lists of any
+//! of these (a row's bytes its values framed, or back to back for
+//! numbers), nested up to three deep — with nulls, sliced at fuzzer-chosen
+//! bounds, in all three modes, on every CPU backend: `Engine::hash_arrow`
+//! gives each valid row `blake3`'s digest of its bytes and each null row a
+//! null, or, for a valid row that holds a list of numbers with a null
+//! value in it at any depth (under rows, fields and values that are not
+//! null), its typed error at that row; never a panic.
 #![no_main]
 
 use std::sync::Arc;
@@ -24,7 +26,7 @@ use blake3_batch::{ErrorKind, Mode};
 use blake3_batch_fuzz::{engines, mode, reference, Input};
 use libfuzzer_sys::fuzz_target;
 
-use arrow_buffer::NullBuffer;
+use arrow_buffer::{NullBuffer, OffsetBuffer};
 use arrow_schema::{Field, Fields};
 
 /// Each row's bytes (`None`: a null row), whether it is a valid list row
@@ -48,24 +50,38 @@ fn byte_rows(input: &mut Input, count: usize, size: Option<usize>) -> Vec<Option
 
 fn case(input: &mut Input) -> Case {
     let count = usize::from(input.byte()) % 40;
-    // Kinds 0 to 6 are columns (as the seeds were written), 7 a struct.
+    any_case(input, count, 0)
+}
+
+/// Kinds 0 to 6 are columns (as the seeds were written), 7 a struct and 15
+/// a list of any kind, up to three deep.
+fn any_case(input: &mut Input, count: usize, depth: usize) -> Case {
     match input.byte() {
-        kind if kind % 8 == 7 => struct_case(input, count),
+        kind if kind % 16 == 15 && depth < 3 => list_case(input, count, depth + 1),
+        kind if kind % 8 == 7 && depth < 3 => struct_case(input, count, depth + 1),
         kind => column_case(input, count, kind),
     }
 }
 
-/// A struct of one to three columns of `count` rows, some rows null: a
-/// valid row's bytes are its fields' values framed (`0x00` for a null;
-/// `0x01`, the length as a little-endian u64, the bytes), as the crate
-/// documents them. A field's list hole counts in every row, since the
-/// fields are checked before the struct's nulls are read.
-fn struct_case(input: &mut Input, count: usize) -> Case {
+/// A value framed as the crate documents it: `0x00` for a null; `0x01`,
+/// the length as a little-endian u64, the bytes.
+fn frame(value: &Option<Vec<u8>>, bytes: &mut Vec<u8>) {
+    match value {
+        None => bytes.push(0),
+        Some(value) => {
+            bytes.push(1);
+            bytes.extend_from_slice(&(value.len() as u64).to_le_bytes());
+            bytes.extend_from_slice(value);
+        }
+    }
+}
+
+/// A struct of one to three fields of any kind and `count` rows, some rows
+/// null: a valid row's bytes are its fields' values framed. A field's hole
+/// counts only in the struct's valid rows.
+fn struct_case(input: &mut Input, count: usize, depth: usize) -> Case {
     let fields: Vec<Case> = (0..usize::from(input.byte()) % 3 + 1)
-        .map(|_| {
-            let kind = input.byte();
-            column_case(input, count, kind)
-        })
+        .map(|_| any_case(input, count, depth))
         .collect();
     let valid: Vec<bool> = (0..count)
         .map(|_| !input.byte().is_multiple_of(6))
@@ -73,14 +89,7 @@ fn struct_case(input: &mut Input, count: usize) -> Case {
     let framed = |row: usize| {
         let mut bytes = Vec::new();
         for (values, _, _) in &fields {
-            match &values[row] {
-                None => bytes.push(0),
-                Some(value) => {
-                    bytes.push(1);
-                    bytes.extend_from_slice(&(value.len() as u64).to_le_bytes());
-                    bytes.extend_from_slice(value);
-                }
-            }
+            frame(&values[row], &mut bytes);
         }
         bytes
     };
@@ -88,7 +97,7 @@ fn struct_case(input: &mut Input, count: usize) -> Case {
         .map(|row| valid[row].then(|| framed(row)))
         .collect();
     let holes = (0..count)
-        .map(|row| fields.iter().any(|(_, holes, _)| holes[row]))
+        .map(|row| valid[row] && fields.iter().any(|(_, holes, _)| holes[row]))
         .collect();
     let columns: Vec<ArrayRef> = fields.iter().map(|(_, _, array)| array.clone()).collect();
     let names: Fields = columns
@@ -101,6 +110,41 @@ fn struct_case(input: &mut Input, count: usize) -> Case {
         rows,
         holes,
         Arc::new(StructArray::new(names, columns, nulls)),
+    )
+}
+
+/// A list of `count` rows of zero to four values of any kind, some rows
+/// null: a valid row's bytes are its values framed, or, for numbers, their
+/// bytes back to back (where a null value is a hole of the row).
+fn list_case(input: &mut Input, count: usize, depth: usize) -> Case {
+    let lengths: Vec<usize> = (0..count).map(|_| usize::from(input.byte()) % 5).collect();
+    let (values, value_holes, array) = any_case(input, lengths.iter().sum(), depth);
+    let unframed = array.data_type().primitive_width().is_some();
+    let valid: Vec<bool> = (0..count)
+        .map(|_| !input.byte().is_multiple_of(6))
+        .collect();
+    let (mut rows, mut holes, mut first) = (Vec::new(), Vec::new(), 0);
+    for (row, &length) in lengths.iter().enumerate() {
+        let range = first..first + length;
+        first += length;
+        let mut bytes = Vec::new();
+        for value in &values[range.clone()] {
+            match unframed {
+                true => bytes.extend_from_slice(value.as_deref().unwrap_or_default()),
+                false => frame(value, &mut bytes),
+            }
+        }
+        let hole = |value: usize| value_holes[value] || (unframed && values[value].is_none());
+        holes.push(valid[row] && range.clone().any(hole));
+        rows.push(valid[row].then_some(bytes));
+    }
+    let item = Arc::new(Field::new("item", array.data_type().clone(), true));
+    let offsets = OffsetBuffer::from_lengths(lengths);
+    let nulls = Some(NullBuffer::from(valid));
+    (
+        rows,
+        holes,
+        Arc::new(ListArray::new(item, offsets, array, nulls)),
     )
 }
 
