@@ -45,7 +45,8 @@ def hash_arrow(
     rows: bool = False,
 ) -> Any:
     """Digests of an Arrow column of binary or string values, of numbers,
-    or of lists of numbers; with ``rows=True``, of a table's rows.
+    booleans, or lists, maps and structs of any of these; with
+    ``rows=True``, of a table's rows.
 
     ``column`` is any object with ``__arrow_c_array__`` or
     ``__arrow_c_stream__`` (pyarrow, Polars, DuckDB, nanoarrow, arro3) of type
@@ -57,7 +58,11 @@ def hash_arrow(
     list, large_list or fixed_size_list of fixed-width numbers (token ids,
     embeddings, tensors), whose rows are hashed as the bytes of their
     values (a null value inside a valid row is a ``ValueError``); it is
-    read in place. Returns a
+    read in place. Booleans are one byte each (a list of them, those bytes
+    back to back); a list of any other values (strings, lists, structs),
+    a map (a list of key-value structs) or a struct value is hashed as its
+    values framed as ``rows=True`` frames a row's columns, nested to any
+    depth (see the README). Returns a
     ``pyarrow.FixedSizeBinaryArray`` of ``length`` bytes a row (a
     ``pyarrow.ChunkedArray``, one chunk per input chunk, for a stream); null
     rows stay null. ``length`` < 32 keeps a prefix of the digest; over 32

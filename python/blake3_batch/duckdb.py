@@ -22,9 +22,9 @@ released)::
 
 A DuckDB function has one signature, so each input type gets a function of
 its own (``input``: any SQL type whose Arrow form ``hash_arrow`` takes:
-VARCHAR, BLOB, ENUM, numbers, dates and timestamps, lists and arrays of
-numbers, and STRUCTs of those; a list of types gives a function of that
-many arguments, hashed as one row). A VARCHAR is hashed as its UTF-8 bytes, a
+VARCHAR, BLOB, ENUM, numbers, dates and timestamps, BOOLEAN, and lists,
+arrays, MAPs and STRUCTs of those, nested to any depth; a list of types
+gives a function of that many arguments, hashed as one row). A VARCHAR is hashed as its UTF-8 bytes, a
 BLOB as its bytes, a number as its little-endian bytes (a BIGINT as 8, an
 INTEGER as 4), a STRUCT over all its fields as ``hash_arrow(...,
 rows=True)`` hashes a table's rows (for a key over several columns). The
@@ -175,8 +175,7 @@ def _files_function(engine: Optional[Engine], options: Dict[str, Any], errors: s
 
 def _check_input(sql_type: Any, engine: Optional[Engine]) -> None:
     """Raises ``TypeError`` if DuckDB hands values of ``sql_type`` to a
-    function as an Arrow type that ``hash_arrow`` refuses (BOOLEAN,
-    VARCHAR[], ...). A database of its own finds the Arrow type from the
+    function as an Arrow type that ``hash_arrow`` refuses (a UNION, ...). A database of its own finds the Arrow type from the
     type's full definition, so the caller's sees nothing of it."""
     arrow_types = []
 
@@ -198,10 +197,10 @@ def _check_input(sql_type: Any, engine: Optional[Engine]) -> None:
         probe.close()
     try:
         arrow_type = arrow_types[0]
-        (engine or default_engine()).hash_arrow(pa.array([], type=arrow_type), rows=pa.types.is_struct(arrow_type))
+        (engine or default_engine()).hash_arrow(pa.nulls(0, arrow_type), rows=pa.types.is_struct(arrow_type))
     except TypeError as error:
         raise TypeError(
             f"input={str(sql_type)!r} reaches Python as Arrow {arrow_types[0]}, which cannot be hashed: register "
-            "the function for VARCHAR, BLOB, an ENUM, a number, a list or array of numbers or a STRUCT of those, "
-            "and convert in SQL (a BOOLEAN b as b::UTINYINT, a list of strings as array_to_string(l, sep))"
+            "the function for VARCHAR, BLOB, an ENUM, a number, BOOLEAN, or a list, array, MAP or STRUCT of those, "
+            "and convert in SQL (a UNION u as u::VARCHAR)"
         ) from error

@@ -14,10 +14,12 @@ eager and lazy queries (the streaming engine included)::
 
 Each batch of the column is hashed as :func:`blake3_batch.hash_arrow`
 hashes it, read in place with the GIL released: String, Binary,
-Categorical and Enum columns, numbers (each one's bytes), and Lists and
-Arrays of numbers (their values' bytes), and Structs of those
+Categorical and Enum columns, numbers (each one's bytes), Booleans (one
+byte each), Lists and Arrays of numbers (their values' bytes) or of
+anything else (their values framed), and Structs
 (``pl.struct("id", "text")``: each row over all its fields, framed as
-``hash_arrow(..., rows=True)`` frames a table's rows); nulls stay null. ``length``,
+``hash_arrow(..., rows=True)`` frames a table's rows), nested to any
+depth; nulls stay null. ``length``,
 ``seek``, ``key`` and ``derive_key`` are ``hash_arrow``'s, checked when
 the expression is built; ``engine`` an :class:`~blake3_batch.Engine` (default: the shared
 one, as the module-level functions use).

@@ -11,15 +11,46 @@ use arrow_array::cast::AsArray;
 use arrow_array::{Array, ArrayRef, GenericStringArray, OffsetSizeTrait};
 use arrow_buffer::{Buffer, OffsetBuffer, ScalarBuffer};
 use blake3_batch::{Engine, Error, ErrorKind, Mode};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+
+/// `column` as it is, or, for a pyarrow object, a copy of the columns that
+/// arrow-rs would panic on importing (`blake3_batch._unsliced`: structs in
+/// sliced structs, apache/arrow-rs#9235).
+pub fn unsliced<'py>(column: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    let module = column.get_type().module()?;
+    if !module.to_cow()?.starts_with("pyarrow") {
+        return Ok(column.clone());
+    }
+    let fix = column
+        .py()
+        .import("blake3_batch._unsliced")?
+        .getattr("unsliced")?;
+    fix.call1((column,))
+}
+
+/// Runs `import`, an import of Arrow data through the C data interface,
+/// and turns a panic inside arrow-rs into a `ValueError` that says what to
+/// do: arrow-rs panics on structs in sliced structs from producers other
+/// than pyarrow (whose slices [`unsliced`] copies first).
+pub fn imported<T>(import: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(import)).unwrap_or_else(|_| {
+        Err(PyValueError::new_err(
+            "arrow-rs could not import this Arrow data (a slice of structs nested in structs \
+             or fixed-size lists, apache/arrow-rs#9235): pass a copy that is not sliced, \
+             e.g. with pyarrow.concat_arrays([column]) or DataFrame.rechunk()",
+        ))
+    })
+}
 
 /// The message for a column of another type.
 pub fn unsupported(data_type: &str) -> String {
     format!(
-        "cannot hash a column of type {data_type}: give binary, large_binary, string, \
-         large_string, binary_view, string_view or fixed_size_binary values or \
-         fixed-width numbers (or a dictionary of them), or a list, large_list or \
-         fixed_size_list of fixed-width numbers (cast other columns first, e.g. booleans \
-         to uint8 with pyarrow.compute.cast)"
+        "cannot hash a column of type {data_type}: give binary, string or \
+         fixed_size_binary values of any layout, fixed-width numbers, booleans, nulls, a \
+         dictionary of binary, strings or numbers, or lists, maps or structs of those, nested \
+         to any depth (cast other columns first, e.g. a run-end encoded column with \
+         pyarrow.compute.run_end_decode)"
     )
 }
 

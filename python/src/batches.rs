@@ -14,6 +14,7 @@ use pyo3::types::PyIterator;
 use pyo3_arrow::ffi::ArrayReader;
 use pyo3_arrow::{PyArray, PyArrayReader};
 
+use crate::arrow::{imported, unsliced};
 use crate::engine::{ArrowOutput, PyEngine};
 use crate::options::type_name;
 
@@ -66,6 +67,7 @@ impl ArrowDigestBatches {
         rows: bool,
     ) -> PyResult<Self> {
         let source = if source.hasattr("__arrow_c_stream__")? {
+            let source = unsliced(source)?;
             let stream: PyArrayReader = source.extract()?;
             let field = stream.field_ref()?;
             Source::Stream {
@@ -111,14 +113,15 @@ impl ArrowDigestBatches {
                 Some(item) => item.map(Some),
                 None => Ok(None),
             },
-            Some(Source::Stream { reader, field }) => match reader.next() {
-                Some(Ok(array)) => PyArray::try_new(array, field.clone())
+            Some(Source::Stream { reader, field }) => match imported(|| Ok(reader.next())) {
+                Ok(Some(Ok(array))) => PyArray::try_new(array, field.clone())
                     .map_err(|error| PyValueError::new_err(format!("an Arrow batch: {error}")))
                     .and_then(|array| array.into_pyobject(py).map(|array| Some(array.into_any()))),
-                Some(Err(error)) => Err(PyValueError::new_err(format!(
+                Ok(Some(Err(error))) => Err(PyValueError::new_err(format!(
                     "reading the Arrow stream: {error}"
                 ))),
-                None => Ok(None),
+                Ok(None) => Ok(None),
+                Err(error) => Err(error),
             },
         };
         if !matches!(next, Ok(Some(_))) {

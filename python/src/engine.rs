@@ -16,7 +16,8 @@ use pyo3_arrow::input::AnyArray;
 use pyo3_arrow::{PyArray, PyArrayReader, PyChunkedArray};
 
 use crate::arrow::{
-    hash_array, hash_array_u64, hex_array, hex_string, output_buffer, records_into, unsupported,
+    hash_array, hash_array_u64, hex_array, hex_string, imported, output_buffer, records_into,
+    unsliced, unsupported,
 };
 use crate::batches::ArrowDigestBatches;
 use crate::errors::to_py;
@@ -831,7 +832,8 @@ where
     // The caller's own name for the type where it has one (pyarrow's
     // "double", not Arrow's "Float64").
     let python_type = column.getattr("type").ok();
-    let column: AnyArray = column.extract()?;
+    let column = unsliced(column)?;
+    let column: AnyArray = imported(|| column.extract())?;
     let field = column.field()?;
     if rows {
         table_rows(&field)?;
@@ -866,13 +868,15 @@ where
             // The library's rows count within this array; the caller's
             // within the column, and the type by the caller's name.
             ErrorKind::ArrowNullValue { row } if rows => PyValueError::new_err(format!(
-                "row {} of the table holds a list with a null value in it, whose bytes are \
-                 undefined: fill the nulls inside its lists (or drop those rows) before hashing",
+                "row {} of the table holds a list of numbers or booleans with a null value in \
+                 it, whose bytes are undefined: fill the nulls inside its lists (or drop those \
+                 rows) before hashing",
                 first_row + row
             )),
             ErrorKind::ArrowNullValue { row } => PyValueError::new_err(format!(
-                "row {} of the {shown_type} column holds a null value, whose bytes are \
-                 undefined: fill the nulls inside its lists (or drop those rows) before hashing",
+                "row {} of the {shown_type} column holds a list of numbers or booleans with a \
+                 null value in it, whose bytes are undefined: fill the nulls inside its lists \
+                 (or drop those rows) before hashing",
                 first_row + row
             )),
             ErrorKind::ArrowDictionaryKey { row, key, values } => PyValueError::new_err(format!(
@@ -896,7 +900,7 @@ where
         AnyArray::Stream(stream) => {
             // The stream is read with the GIL held (its producer may be
             // Python code); only the hashing runs without it.
-            let chunks = stream_chunks(stream)?
+            let chunks = imported(|| stream_chunks(stream))?
                 .into_iter()
                 .map(column_of_table)
                 .collect::<PyResult<Vec<_>>>()?;

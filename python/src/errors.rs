@@ -24,7 +24,8 @@ pub fn to_py(error: Error) -> PyErr {
         | ErrorKind::ZeroThreads
         | ErrorKind::GpuMemoryBudget { .. }
         | ErrorKind::ArrowNullValue { .. }
-        | ErrorKind::ArrowDictionaryKey { .. } => PyValueError::new_err(error.to_string()),
+        | ErrorKind::ArrowDictionaryKey { .. }
+        | ErrorKind::ArrowListOffsets { .. } => PyValueError::new_err(error.to_string()),
         ErrorKind::ArrowType { .. } => PyTypeError::new_err(error.to_string()),
         ErrorKind::OutOfMemory { .. } => PyMemoryError::new_err(error.to_string()),
         ErrorKind::Read { .. } | ErrorKind::FileChanged { .. } => {

@@ -56,8 +56,8 @@ pub fn column_of(table: &ArrayRef) -> PyResult<ArrayRef> {
 
 /// Checks that `field` is a table's (or a struct column's) whose rows can
 /// be hashed over all their columns (`rows=True`): a struct of one field
-/// or more, each of a type a column can be. The error names the columns
-/// that cannot be, with their types.
+/// or more, each of a type a column can be (structs among them). The error
+/// names the columns that cannot be, with their types.
 pub fn table_rows(field: &Field) -> PyResult<()> {
     let fields = match field.data_type() {
         DataType::Struct(fields) if field.extension_type_name().is_none() => fields,
@@ -75,19 +75,16 @@ pub fn table_rows(field: &Field) -> PyResult<()> {
     }
     let unhashable: Vec<String> = fields
         .iter()
-        .filter(|field| {
-            let is_struct = matches!(field.data_type(), DataType::Struct(_));
-            is_struct || !blake3_batch::is_hashable_arrow_type(field.data_type())
-        })
+        .filter(|field| !blake3_batch::is_hashable_arrow_type(field.data_type()))
         .map(|field| format!("{} ({})", field.name(), field.data_type()))
         .collect();
     match unhashable.is_empty() {
         true => Ok(()),
         false => Err(PyTypeError::new_err(format!(
             "cannot hash the rows of this table: its columns {} have no bytes to hash; each \
-             column must be binary, string or fixed-size binary, fixed-width numbers, a \
-             dictionary of those, or a list of fixed-width numbers (cast the others first, \
-             e.g. booleans to uint8, or drop them)",
+             column must be binary, string or fixed-size binary, fixed-width numbers, \
+             booleans, nulls, a dictionary of binary, strings or numbers, or lists, maps or \
+             structs of those (cast the others first, or drop them)",
             unhashable.join(", ")
         ))),
     }

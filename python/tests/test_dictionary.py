@@ -150,5 +150,5 @@ def test_dictionaries_of_numbers_hash_each_rows_number():
 def test_dictionaries_of_other_values_are_type_errors():
     for values in [pa.array([[1], [2]], pa.list_(pa.int32())), pa.array([True, False])]:
         column = pa.DictionaryArray.from_arrays(pa.array([0, 1, 0], pa.int32()), values)
-        with pytest.raises(TypeError, match="or a dictionary of them"):
+        with pytest.raises(TypeError, match="a dictionary of binary, strings or numbers"):
             bb.hash_arrow(column)

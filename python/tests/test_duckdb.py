@@ -142,6 +142,24 @@ def test_a_struct_is_hashed_over_all_its_fields(con):
     assert bb.hash_arrow(con.sql("SELECT id, text FROM t ORDER BY i"), rows=True).to_pylist() == expected
 
 
+def test_booleans_lists_maps_and_nested_structs_hash_their_encodings(con):
+    b3.register(con, "flag", input="BOOLEAN")
+    b3.register(con, "tags", input="VARCHAR[]")
+    b3.register(con, "attrs", input="MAP(VARCHAR, INTEGER)")
+    b3.register(con, "doc", input="STRUCT(title VARCHAR, meta STRUCT(draft BOOLEAN, tags VARCHAR[]))")
+    assert con.execute("SELECT flag(true), flag(false), flag(NULL)").fetchone() == (digest(b"\1"), digest(b"\0"), None)
+    assert con.execute("SELECT tags(['ab', 'c']), tags(['a', NULL]), tags([])").fetchone() == (
+        digest(framed([b"ab", b"c"])),
+        digest(framed([b"a", None])),
+        digest(b""),
+    )
+    entries = framed([framed([b"k", (7).to_bytes(4, "little", signed=True)]), framed([b"z", None])])
+    assert con.execute("SELECT attrs(MAP {'k': 7, 'z': NULL})").fetchone() == (digest(entries),)
+    meta = framed([b"\1", framed([b"x"])])
+    query = "SELECT doc({'title': 't', 'meta': {'draft': true, 'tags': ['x']}}), doc({'title': NULL, 'meta': NULL})"
+    assert con.execute(query).fetchone() == (digest(framed([b"t", meta])), digest(b"\0\0"))
+
+
 def test_enum_columns_of_a_type_of_ones_own_digest_their_values(con):
     con.execute("CREATE TYPE mood AS ENUM ('sad', 'ok', 'happy')")
     b3.register(con, "e", input="mood")
@@ -155,6 +173,9 @@ def test_a_null_inside_a_list_fails_the_query_with_hash_arrows_message(con):
     b3.register(con, "tokens", input="INTEGER[]")
     with pytest.raises(duckdb.Error, match="null value"):
         con.execute("SELECT tokens([1, NULL, 3])").fetchall()
+    b3.register(con, "flags", input="BOOLEAN[][]")
+    with pytest.raises(duckdb.Error, match="null value"):
+        con.execute("SELECT flags([[true], [NULL]])").fetchall()
 
 
 def test_files_by_path_with_glob_and_missing_files(con, tmp_path):
@@ -207,7 +228,10 @@ def test_a_closed_engine_fails_the_query(con):
         con.execute("SELECT blake3('abc')").fetchall()
 
 
-@pytest.mark.parametrize("input", ["BOOLEAN", "BOOLEAN[]", "VARCHAR[]", "STRUCT(a INTEGER, b BOOLEAN)", ["BIGINT", "BOOLEAN"]])
+UNION = "UNION(n INTEGER, s VARCHAR)"
+
+
+@pytest.mark.parametrize("input", [UNION, f"{UNION}[]", f"STRUCT(a INTEGER, b {UNION})", ["BIGINT", UNION]])
 def test_an_input_type_that_cannot_be_hashed_is_refused_at_registration(con, input):
     with pytest.raises(TypeError, match="reaches Python as Arrow"):
         b3.register(con, "h", input=input)

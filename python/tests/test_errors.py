@@ -7,6 +7,7 @@ import sys
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
 
 import blake3_batch as bb
@@ -17,10 +18,10 @@ COLUMN = pa.array([b"alpha", b"beta"])
 @pytest.mark.parametrize(
     "column, words",
     [
-        (pa.array([True]), "bool"),
-        (pa.array([["a"]]), "list"),
+        (pc.run_end_encode(pa.array(["a"])), "run_end_encoded"),
+        (pa.UnionArray.from_sparse(pa.array([0], pa.int8()), [pa.array([1])]), "sparse_union"),
         (pa.array([True, False]).dictionary_encode(), "dictionary<values=bool"),
-        (pa.chunked_array([[True, False]]), "bool"),
+        (pa.chunked_array([pc.run_end_encode(pa.array(["a", "a"]))]), "run_end_encoded"),
     ],
 )
 def test_a_column_that_is_not_binary_is_a_type_error_naming_its_type(column, words):

@@ -121,6 +121,8 @@ def test_bad_options_fail_when_the_expression_is_built_and_bad_columns_when_it_r
         pl.col("text").blake3.hexdigest(length=0)
     with pytest.raises(TypeError):
         pl.col("text").blake3.u64(length=8)
-    df = pl.DataFrame({"flag": [True, False]})
-    with pytest.raises(TypeError, match="cannot hash a column of type Boolean"):
-        df.select(pl.col("flag").blake3.digest())
+    # Booleans are one byte each; lists of strings their values framed.
+    df = pl.DataFrame({"flag": [True, False], "tags": [["a", "bc"], ["ab", "c"]]})
+    out = df.select(pl.col("flag").blake3.digest(), pl.col("tags").blake3.digest())
+    assert out["flag"].to_list() == [blake3.blake3(b"\1").digest(), blake3.blake3(b"\0").digest()]
+    assert out["tags"].to_list() == [blake3.blake3(framed([b"a", b"bc"])).digest(), blake3.blake3(framed([b"ab", b"c"])).digest()]

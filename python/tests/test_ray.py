@@ -7,6 +7,7 @@ import sys
 import blake3
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
@@ -69,8 +70,11 @@ def test_hash_column_over_a_list_of_columns_hashes_each_row_over_them():
     assert one["d"].to_pylist()[0] == blake3.blake3(framed([b"a"])).digest()
     with pytest.raises(KeyError, match="no column 'body'"):
         bb.ray.HashColumn(["text", "body"])(table)
-    with pytest.raises(TypeError, match=r"flag \(Boolean\)"):
-        bb.ray.HashColumn(["text", "flag"])(table)
+    flagged = bb.ray.HashColumn(["text", "flag"], out="d")(table)
+    assert flagged["d"].to_pylist()[1] == blake3.blake3(framed([None, b"\0"])).digest()
+    runs = table.append_column("runs", pc.run_end_encode(table["text"].combine_chunks()))
+    with pytest.raises(TypeError, match=r"runs \(RunEndEncoded"):
+        bb.ray.HashColumn(["text", "runs"])(runs)
     with pytest.raises(TypeError, match="non-empty list"):
         bb.ray.HashColumn([])
 

@@ -5,6 +5,7 @@ that framing, built here from the rows' Python values."""
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
 from conftest import engines, framed, kwargs_of, reference
 
@@ -110,13 +111,15 @@ def test_tables_whose_rows_cannot_be_hashed_raise_what_to_fix():
     column = pa.array(["a", "b"])
     with pytest.raises(TypeError, match="rows=True hashes each row of a table"):
         bb.hash_arrow(column, rows=True)
-    flagged = pa.table({"text": column, "flag": pa.array([True, False]), "inner": pa.array([{"x": 1}, {"x": 2}])})
-    with pytest.raises(TypeError, match=r"columns flag \(Boolean\), inner \(Struct"):
-        bb.hash_arrow(flagged, rows=True)
+    runs = pc.run_end_encode(pa.array(["x", "y"]))
+    unions = pa.UnionArray.from_sparse(pa.array([0, 0], pa.int8()), [pa.array([1, 2])])
+    odd = pa.table({"text": column, "runs": runs, "flag": [True, False], "either": unions})
+    with pytest.raises(TypeError, match=r"columns runs \(RunEndEncoded.*\), either \(Union"):
+        bb.hash_arrow(odd, rows=True)
     with pytest.raises(TypeError, match="pass rows=True"):
         bb.hash_arrow(pa.table({"a": column, "b": column}))
     holes = pa.table({"text": column, "tokens": pa.array([[1], [2, None]], pa.list_(pa.int32()))})
-    with pytest.raises(ValueError, match="row 1 of the table holds a list with a null value"):
+    with pytest.raises(ValueError, match="row 1 of the table holds a list of numbers or booleans with a null value"):
         bb.hash_arrow(holes, rows=True)
     with pytest.raises(TypeError, match="no columns"):
         bb.hash_arrow(pa.table({"a": column}).drop_columns(["a"]), rows=True)

@@ -1,0 +1,232 @@
+"""Columns and table rows of booleans, lists of anything, maps and structs
+nested to any depth: each row hashed as its encoding, built here from the
+values pyarrow reads back (to_pylist) as the README documents it — a
+boolean one byte; a list of numbers or booleans its values' bytes back to
+back; a struct's fields, and any other list's values, framed (0x00 for a
+null; 0x01, the length as 8 little-endian bytes, the encoding); a map the
+list of its (key, value) entries — against blake3-py, in every mode; and
+the rows refused, at the caller's row."""
+
+import struct
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import blake3_batch as bb
+from conftest import KEY, kwargs_of, reference
+
+
+def is_unframed(t):
+    return pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_boolean(t)
+
+
+def encode(value, t):
+    """The bytes a value (not None) of Arrow type `t` is hashed as."""
+    if pa.types.is_boolean(t):
+        return bytes([value])
+    if pa.types.is_integer(t):
+        return value.to_bytes(t.bit_width // 8, "little", signed=pa.types.is_signed_integer(t))
+    if pa.types.is_floating(t):
+        return struct.pack({32: "<f", 64: "<d"}[t.bit_width], value)
+    if pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t):
+        return value.encode()
+    if pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_binary_view(t) or pa.types.is_fixed_size_binary(t):
+        return value
+    if pa.types.is_dictionary(t):
+        return encode(value, t.value_type)
+    if pa.types.is_map(t):
+        entry = pa.struct([("key", t.key_type), ("value", t.item_type)])
+        return b"".join(frame({"key": k, "value": v}, entry) for k, v in value)
+    if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
+        if is_unframed(t.value_type):
+            return b"".join(encode(v, t.value_type) for v in value)
+        return b"".join(frame(v, t.value_type) for v in value)
+    if pa.types.is_struct(t):
+        return b"".join(frame(value[field.name], field.type) for field in t)
+    raise AssertionError(f"no reference encoding for {t}")
+
+
+def frame(value, t):
+    if value is None:
+        return b"\0"
+    data = encode(value, t)
+    return b"\1" + len(data).to_bytes(8, "little") + data
+
+
+def expected(column, mode="hash"):
+    t = column.type
+    return [None if v is None else reference(encode(v, t), mode) for v in column.to_pylist()]
+
+
+TAGS = pa.list_(pa.string())
+COLUMNS = {
+    "bool": pa.array([True, False, None], pa.bool_()),
+    "list<string>": pa.array([["a", "bc"], ["ab", "c"], [], [""], [None], None], TAGS),
+    "large_list<binary_view>": pa.array([[b"x"], None, [b"", None]], pa.large_list(pa.binary_view())),
+    "fixed_size_list<string, 2>": pa.array([["a", None], ["", "b"], None], pa.list_(pa.string(), 2)),
+    "list<bool>": pa.array([[True, False], [], None], pa.list_(pa.bool_())),
+    "list<list<int32>>": pa.array([[[1, 2], [3]], [[1], [2, 3]], [None], [[]], None], pa.list_(pa.list_(pa.int32()))),
+    "list<null>": pa.array([[None, None], [], None], pa.list_(pa.null())),
+    "list<dictionary>": pa.array([["x", "y"], None], pa.list_(pa.string())).cast(
+        pa.list_(pa.dictionary(pa.int8(), pa.string()))
+    ),
+    "map<string, int64>": pa.array([[("a", 1), ("b", None)], [], None], pa.map_(pa.string(), pa.int64())),
+    "list<struct>": pa.array(
+        [[{"id": 1, "tags": ["x"]}, None], [{"id": None, "tags": None}], None],
+        pa.list_(pa.struct([("id", pa.int64()), ("tags", TAGS)])),
+    ),
+    "struct<struct, list>": pa.array(
+        [{"inner": {"flag": True, "name": "n"}, "names": ["a"]}, {"inner": None, "names": None}, None],
+        pa.struct([("inner", pa.struct([("flag", pa.bool_()), ("name", pa.string())])), ("names", TAGS)]),
+    ),
+}
+
+
+@pytest.mark.parametrize("mode", ["hash", "keyed_hash", "derive_key"])
+@pytest.mark.parametrize("name", list(COLUMNS))
+def test_nested_columns_hash_each_rows_encoding(name, mode):
+    column = COLUMNS[name]
+    # A struct column of several fields is a table: its rows need rows=True.
+    rows = pa.types.is_struct(column.type)
+    got = bb.hash_arrow(column, rows=rows, **kwargs_of(mode)).to_pylist()
+    assert got == expected(column, mode)
+    sliced = column.slice(1)
+    assert bb.hash_arrow(sliced, rows=rows, **kwargs_of(mode)).to_pylist() == expected(sliced, mode)
+
+
+def test_different_nested_values_give_different_digests():
+    digests = [d for d in bb.hash_arrow(COLUMNS["list<string>"]).to_pylist() if d is not None]
+    assert len(set(digests)) == len(digests)
+    digests = [d for d in bb.hash_arrow(COLUMNS["list<list<int32>>"]).to_pylist() if d is not None]
+    assert len(set(digests)) == len(digests)
+    assert bb.hash_arrow(pa.array([True, False])).to_pylist() == [reference(b"\1"), reference(b"\0")]
+
+
+def test_a_table_with_every_nested_column_hashes_its_rows():
+    count = 3
+    table = pa.table({name: column.slice(0, count) for name, column in COLUMNS.items() if len(column) >= count})
+    struct_type = pa.struct(list(table.schema))
+    rows = table.to_pylist()
+    want = [reference(encode(row, struct_type)) for row in rows]
+    assert bb.hash_arrow(table, rows=True).to_pylist() == want
+    assert bb.hash_arrow_u64(table, rows=True).to_pylist() == [int.from_bytes(d[:8], "little") for d in want]
+    batches = list(bb.hash_arrow_batches(table.to_batches(max_chunksize=2), rows=True))
+    assert [d for batch in batches for d in batch.to_pylist()] == want
+
+
+nested_values = st.recursive(
+    st.one_of(st.none(), st.text(max_size=5)),
+    lambda children: st.one_of(st.none(), st.lists(children, max_size=4)),
+    max_leaves=20,
+)
+
+
+@given(st.lists(st.lists(nested_values, max_size=4), max_size=30))
+@settings(max_examples=60, deadline=None)
+def test_random_lists_of_lists_of_strings(rows):
+    # Three levels of lists with strings at the bottom; values that do not
+    # fit the type become nulls (a list where a string goes, and so on).
+    def shape(value, depth):
+        if depth == 0:
+            return value if isinstance(value, str) else None
+        return [shape(v, depth - 1) for v in value] if isinstance(value, list) else None
+
+    t = pa.list_(pa.list_(pa.large_list(pa.string())))
+    column = pa.array([shape(row, 3) for row in rows], t)
+    assert bb.hash_arrow(column, key=KEY).to_pylist() == [
+        None if v is None else reference(encode(v, t), "keyed_hash") for v in column.to_pylist()
+    ]
+
+
+def test_a_null_inside_a_nested_list_of_numbers_names_the_callers_row():
+    column = pa.array([[[1]], None, [[2], [3, None]]], pa.list_(pa.list_(pa.int32())))
+    with pytest.raises(ValueError, match="row 2 of the .* column holds a list of numbers or booleans with a null"):
+        bb.hash_arrow(column)
+    table = pa.table({"id": [1, 2, 3], "deep": column})
+    with pytest.raises(ValueError, match="row 2 of the table holds a list of numbers or booleans with a null"):
+        bb.hash_arrow(table, rows=True)
+    # Under a null row the value is never read.
+    masked = pa.array([[[1]], None, None], pa.list_(pa.list_(pa.int32())))
+    assert bb.hash_arrow(masked).to_pylist() == expected(masked)
+    flags = pa.array([{"f": [True, None]}, {"f": [False]}], pa.struct([("f", pa.list_(pa.bool_()))]))
+    with pytest.raises(ValueError, match="row 0 of the table"):
+        bb.hash_arrow(pa.table({"s": flags, "n": [1, 2]}), rows=True)
+
+
+def test_malformed_nested_arrays_are_value_errors():
+    values = pa.array(["a", "b", "c"])
+    # Row 1 runs from value 3 back to value 1: pyarrow's cheap validation
+    # reads only the first and last offsets.
+    offsets = pa.array([0, 3, 1, 3], pa.int32())
+    lists = pa.Array.from_buffers(pa.list_(pa.string()), 3, [None, offsets.buffers()[1]], children=[values])
+    with pytest.raises(ValueError, match="row 1 of an Arrow list array runs from value 3 to 1"):
+        bb.hash_arrow(lists)
+    # A dictionary key past its values, inside a list.
+    keys = pa.array([0, 7], pa.int8())
+    dictionary = pa.DictionaryArray.from_buffers(
+        pa.dictionary(pa.int8(), pa.string()), 2, keys.buffers(), dictionary=pa.array(["x"])
+    )
+    nested = pa.ListArray.from_arrays(pa.array([0, 1, 2], pa.int32()), dictionary)
+    with pytest.raises(ValueError, match="row 1 of the .* column has dictionary key 7"):
+        bb.hash_arrow(nested)
+
+
+def test_types_still_without_bytes_raise_type_errors():
+    runs = pc.run_end_encode(pa.array(["a", "a", "b"]))
+    with pytest.raises(TypeError, match="cannot hash a column of type"):
+        bb.hash_arrow(runs)
+    union = pa.UnionArray.from_sparse(pa.array([0, 1], pa.int8()), [pa.array([1, 2]), pa.array(["a", "b"])])
+    with pytest.raises(TypeError, match="cannot hash a column of type"):
+        bb.hash_arrow(union)
+    table = pa.table({"text": ["a", "a", "b"], "runs": runs})
+    with pytest.raises(TypeError, match=r"columns runs \(RunEndEncoded"):
+        bb.hash_arrow(table, rows=True)
+
+
+@pytest.mark.parametrize(
+    "column",
+    [
+        pa.array(
+            [{"s": {"f": 1}, "n": 1}, {"s": None, "n": 2}, {"s": {"f": 3}, "n": None}],
+            pa.struct([("s", pa.struct([("f", pa.int8())])), ("n", pa.int8())]),
+        ),
+        pa.array([[{"f": 1}], [{"f": 2}], None], pa.list_(pa.struct([("f", pa.int8())]), 1)),
+    ],
+    ids=["struct<struct>", "fixed_size_list<struct>"],
+)
+def test_slices_of_structs_in_structs_hash_as_their_rows(column):
+    # arrow-rs cannot import these slices as they are (apache/arrow-rs#9235):
+    # pyarrow's are copied first, in every entry point.
+    sliced = column.slice(1)
+    want = expected(sliced)
+    rows = pa.types.is_struct(column.type)  # a struct of several fields is a table
+    assert bb.hash_arrow(sliced, rows=rows).to_pylist() == want
+    assert bb.hash_arrow(pa.chunked_array([column.slice(0, 1), sliced]), rows=rows).to_pylist()[1:] == want
+    table = pa.table({"c": column, "n": [1, 2, 3]}).slice(1)
+    rows = [reference(encode(row, pa.struct(list(table.schema)))) for row in table.to_pylist()]
+    assert bb.hash_arrow(table, rows=True).to_pylist() == rows
+    assert bb.hash_arrow(table.to_batches()[0], rows=True).to_pylist() == rows
+    assert [d for b in bb.hash_arrow_batches(table, rows=True) for d in b.to_pylist()] == rows
+    assert bb.default_engine().hash_arrow(table.select(["c"])).to_pylist() == want
+
+
+class Producer:
+    """Arrow data from a producer other than pyarrow: only its capsules."""
+
+    def __init__(self, data):
+        self.data = data
+
+    def __arrow_c_array__(self, requested_schema=None):
+        return self.data.__arrow_c_array__(requested_schema)
+
+
+def test_another_producers_slice_that_arrow_rs_cannot_import_is_a_value_error():
+    struct_type = pa.struct([("s", pa.struct([("f", pa.int8())])), ("n", pa.int8())])
+    sliced = pa.array([{"s": {"f": 1}, "n": 1}, {"s": None, "n": 2}], struct_type).slice(1)
+    with pytest.raises(ValueError, match=r"apache/arrow-rs#9235\): pass a copy that is not sliced"):
+        bb.hash_arrow(Producer(sliced), rows=True)
+    copy = Producer(pa.concat_arrays([sliced]))
+    assert bb.hash_arrow(copy, rows=True).to_pylist() == expected(sliced)
+    assert [d for b in bb.hash_arrow_batches([copy], rows=True) for d in b.to_pylist()] == expected(sliced)
