@@ -266,22 +266,38 @@ def framed_row(values):
 
 def rows_table(engine, args, rng, blake3):
     """Rows of a table over all its columns (hash_arrow(rows=True)): an
-    int64 id and a binary text of about 40, 200 or 1000 bytes, against
+    int64 id and a binary text of about 40, 200 or 1000 bytes, or a list of
+    up to 8 short binary tags (nested: each tag framed too), against
     hash_arrow over the same framed rows as one large_binary column (the
     bound: the rows' framing copy is all that differs) and a blake3-py loop
     over the framed rows. GB/s of framed bytes."""
     names = ["rows=True", "framed as one column", "blake3-py loop"]
-    print("\nrows of a table (int64 id, binary text): GB/s of framed rows (ratio to the framed column)")
-    print("text".ljust(24) + "".join(name.rjust(22) for name in names))
-    for text_size in (40, 200, 1000):
-        count = (args.megabytes << 20) // (text_size + 35)
-        lengths = rng.integers(text_size // 2, text_size * 3 // 2 + 1, count)
-        pool = rng.integers(0, 256, 2 * text_size + 1, dtype=np.uint8).tobytes()
-        starts = rng.integers(0, text_size // 2 + 1, count)
-        texts = [pool[a : a + n] for a, n in zip(starts.tolist(), lengths.tolist())]
+    print("\nrows of a table (int64 id, binary text or tags): GB/s of framed rows (ratio to the framed column)")
+    print("second column".ljust(24) + "".join(name.rjust(22) for name in names))
+    for text_size in (40, 200, 1000, "tags"):
+        size = 60 if text_size == "tags" else text_size
+        count = (args.megabytes << 20) // (size + 35)
         ids = rng.integers(-(2**63), 2**63 - 1, count, dtype=np.int64)
-        table = pa.table({"id": pa.array(ids), "text": pa.array(texts, pa.binary())})
-        rows = [framed_row([i.tobytes(), t]) for i, t in zip(ids, texts)]
+        if text_size == "tags":
+            pool = rng.integers(0, 256, 64, dtype=np.uint8).tobytes()
+            tag_counts = rng.integers(0, 9, count).tolist()
+            starts = rng.integers(0, 48, int(sum(tag_counts))).tolist()
+            lengths = rng.integers(3, 11, len(starts)).tolist()
+            tags = [pool[a : a + n] for a, n in zip(starts, lengths)]
+            ends = np.cumsum(tag_counts).tolist()
+            values = [tags[end - n : end] for n, end in zip(tag_counts, ends)]
+            second = pa.array(values, pa.list_(pa.binary()))
+            encoded = [framed_row(row) for row in values]
+            label = "~8 tags (list<binary>)"
+        else:
+            lengths = rng.integers(text_size // 2, text_size * 3 // 2 + 1, count)
+            pool = rng.integers(0, 256, 2 * text_size + 1, dtype=np.uint8).tobytes()
+            starts = rng.integers(0, text_size // 2 + 1, count)
+            encoded = [pool[a : a + n] for a, n in zip(starts.tolist(), lengths.tolist())]
+            second = pa.array(encoded, pa.binary())
+            label = f"~{text_size} B text"
+        table = pa.table({"id": pa.array(ids), "second": second})
+        rows = [framed_row([i.tobytes(), t]) for i, t in zip(ids, encoded)]
         framed = pa.array(rows, pa.large_binary())
         total = sum(len(row) for row in rows)
         runs = {
@@ -293,7 +309,6 @@ def rows_table(engine, args, rng, blake3):
         assert engine.hash_arrow(table.slice(0, 1000), rows=True).to_pylist() == expected
         rates = {key: total / best(run, args.repeat) / 1e9 for key, run in runs.items()}
         bound = rates[names[1]]
-        label = f"~{text_size} B"
         print(label.ljust(24) + "".join(f"{rates[key]:.2f} ({rates[key] / bound:.2f})".rjust(22) for key in names))
 
 
