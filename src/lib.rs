@@ -83,7 +83,7 @@ pub fn derive_key_many<B: AsRef<[u8]> + Sync>(context: &str, blobs: &[B]) -> Vec
     infallible(Engine::shared().derive_key_many(context, blobs))
 }
 
-/// The digest of every row of an Arrow array, read in place, on every core
+/// The digest of every row of an Arrow array, on every core
 /// (feature `arrow`). See [`Engine::hash_arrow`].
 #[cfg(feature = "arrow")]
 pub fn hash_arrow(

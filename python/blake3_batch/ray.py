@@ -1,7 +1,7 @@
 """Ray Data helpers: a digest column added to every batch of a dataset, one
-engine per worker: of a binary, string, number or numbers-list column, tensor
-columns of one shape included, or of each row over several columns
-(``HashColumn``), or of
+engine per worker: of a column of any type ``hash_arrow`` takes (binary,
+strings, numbers, lists, structs; tensor columns of one shape included), or
+of each row over several columns (``HashColumn``), or of
 the files a column of paths names, read where the worker runs
 (``HashFiles``: only the digests travel, not the files' bytes).
 

@@ -43,7 +43,7 @@ pub fn is_hashable_arrow_type(data_type: &DataType) -> bool {
 }
 
 impl Engine {
-    /// The digest of every row of an Arrow array, read in place, as a
+    /// The digest of every row of an Arrow array, as a
     /// `FixedSizeBinaryArray` of 32 bytes a row with the input's nulls
     /// (see [`Engine::hash_arrow_xof_at`]).
     ///
@@ -66,10 +66,11 @@ impl Engine {
     /// 32), as a `FixedSizeBinaryArray` of `length` bytes a row whose
     /// validity is the input's (null rows hold zeros).
     ///
-    /// The array is read where it lies; a list's offsets are scaled to
-    /// bytes first (8 bytes a row). Its type must pass
-    /// [`is_hashable_arrow_type`] (else [`ErrorKind::ArrowType`]); a null
-    /// value inside a list row that is not null is
+    /// Binary, string and number rows, and lists of numbers, are read
+    /// where they lie (a list's offsets scaled to bytes first, 8 bytes a
+    /// row); the rows of other types are encoded first (below). Its type
+    /// must pass [`is_hashable_arrow_type`] (else [`ErrorKind::ArrowType`]);
+    /// a null value inside a list row that is not null is
     /// [`ErrorKind::ArrowNullValue`], a dictionary key past its values
     /// [`ErrorKind::ArrowDictionaryKey`], and offsets that decrease or run
     /// past the values the errors [`Engine::hash_packed_into`] gives.
