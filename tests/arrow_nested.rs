@@ -21,7 +21,7 @@ use blake3_batch::arrow_array::{
     NullArray, StringArray, StringViewArray, StructArray,
 };
 use blake3_batch::{ErrorKind, Mode};
-use common::{all_engines, reference_xof_at, vectors, xorshift};
+use common::{all_engines, arrow_outputs, reference_xof_at, vectors, xorshift};
 
 use arrow_buffer::{BooleanBuffer, NullBuffer, OffsetBuffer};
 use arrow_schema::{DataType, Field, Fields};
@@ -303,22 +303,6 @@ fn random_array(
     }
 }
 
-/// Row by row: `None` for a null output (which must hold zeros), else its
-/// bytes.
-fn outputs(array: &FixedSizeBinaryArray) -> Vec<Option<Vec<u8>>> {
-    (0..array.len())
-        .map(|row| {
-            let value = array.value(row).to_vec();
-            if array.is_null(row) {
-                assert!(value.iter().all(|&b| b == 0), "a null row holds zeros");
-                None
-            } else {
-                Some(value)
-            }
-        })
-        .collect()
-}
-
 /// `length` bytes from `seek` of each row's output, from [`encode`].
 fn expected(mode: Mode, array: &dyn Array, length: usize, seek: u64) -> Vec<Option<Vec<u8>>> {
     (0..array.len())
@@ -340,13 +324,17 @@ fn nested_rows_hash_their_encodings_on_every_engine() {
             for mode in vectors.modes() {
                 let what = format!("{name} {mode:?} {data_type}");
                 let digests = engine.hash_arrow(mode, &array).unwrap();
-                assert_eq!(outputs(&digests), expected(mode, &array, 32, 0), "{what}");
+                assert_eq!(
+                    arrow_outputs(&digests),
+                    expected(mode, &array, 32, 0),
+                    "{what}"
+                );
             }
             let what = format!("{name} {data_type}");
             let slice = array.slice(37, 200);
             let digests = engine.hash_arrow(Mode::Hash, &slice).unwrap();
             assert_eq!(
-                outputs(&digests),
+                arrow_outputs(&digests),
                 expected(Mode::Hash, &slice, 32, 0),
                 "{what}, sliced"
             );
@@ -354,7 +342,7 @@ fn nested_rows_hash_their_encodings_on_every_engine() {
                 .hash_arrow_xof_at(Mode::Hash, &array, 70, 900)
                 .unwrap();
             assert_eq!(
-                outputs(&far),
+                arrow_outputs(&far),
                 expected(Mode::Hash, &array, 70, 900),
                 "{what}, extended"
             );
@@ -380,7 +368,7 @@ fn a_table_of_every_nested_type_in_several_pieces() {
     for (name, engine) in all_engines() {
         let digests = engine.hash_arrow(Mode::Hash, &array).unwrap();
         assert_eq!(
-            outputs(&digests),
+            arrow_outputs(&digests),
             expected(Mode::Hash, &array, 32, 0),
             "{name}"
         );
@@ -411,7 +399,7 @@ fn nesting_keeps_different_values_apart() {
         Some(vec![None]),
         None,
     ]);
-    let digests = outputs(&engine.hash_arrow(Mode::Hash, &array).unwrap());
+    let digests = arrow_outputs(&engine.hash_arrow(Mode::Hash, &array).unwrap());
     let valid: Vec<&Vec<u8>> = digests.iter().flatten().collect();
     for (index, digest) in valid.iter().enumerate() {
         assert!(
@@ -426,7 +414,7 @@ fn nesting_keeps_different_values_apart() {
     assert_eq!(digests[6], None);
     // A boolean is one byte, as a column and as a list's value.
     let flags = BooleanArray::from(vec![Some(true), Some(false), None]);
-    let digests = outputs(&engine.hash_arrow(Mode::Hash, &flags).unwrap());
+    let digests = arrow_outputs(&engine.hash_arrow(Mode::Hash, &flags).unwrap());
     assert_eq!(
         digests[..2],
         [
@@ -476,7 +464,7 @@ fn a_null_inside_a_nested_list_of_numbers_is_refused_at_the_callers_row() {
     // Under null rows only, the nulls are never read.
     let fine = outer(vec![true, false, true, false]);
     let digests = engine.hash_arrow(Mode::Hash, &fine).unwrap();
-    assert_eq!(outputs(&digests), expected(Mode::Hash, &fine, 32, 0));
+    assert_eq!(arrow_outputs(&digests), expected(Mode::Hash, &fine, 32, 0));
 
     // In a table, at the table's row, and not under a null row.
     let outer = Arc::new(outer(vec![true, true, true, true])) as ArrayRef;

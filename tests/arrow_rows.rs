@@ -12,11 +12,11 @@ use std::sync::Arc;
 use blake3_batch::arrow_array::builder::StringViewBuilder;
 use blake3_batch::arrow_array::types::{Int32Type, Int8Type};
 use blake3_batch::arrow_array::{
-    Array, ArrayRef, BinaryArray, DictionaryArray, FixedSizeBinaryArray, Int32Array, Int64Array,
-    ListArray, NullArray, RecordBatch, RunArray, StringArray, StructArray,
+    Array, ArrayRef, BinaryArray, DictionaryArray, Int32Array, Int64Array, ListArray, NullArray,
+    RecordBatch, RunArray, StringArray, StructArray,
 };
 use blake3_batch::{ErrorKind, Mode};
-use common::{all_engines, reference_xof_at, vectors, xorshift};
+use common::{all_engines, arrow_outputs, reference_xof_at, vectors, xorshift};
 
 use arrow_buffer::NullBuffer;
 use arrow_schema::{Field, Fields};
@@ -122,22 +122,6 @@ fn mixed_table(seed: u64, count: usize) -> Table {
     Table { array, rows }
 }
 
-/// Row by row: `None` for a null output (which must hold zeros), else its
-/// bytes.
-fn outputs(array: &FixedSizeBinaryArray) -> Vec<Option<Vec<u8>>> {
-    (0..array.len())
-        .map(|row| {
-            let value = array.value(row).to_vec();
-            if array.is_null(row) {
-                assert!(value.iter().all(|&b| b == 0), "a null row holds zeros");
-                None
-            } else {
-                Some(value)
-            }
-        })
-        .collect()
-}
-
 #[test]
 fn struct_rows_hash_their_framed_fields_on_every_engine() {
     let table = mixed_table(5, 400);
@@ -146,11 +130,15 @@ fn struct_rows_hash_their_framed_fields_on_every_engine() {
         for mode in vectors.modes() {
             let what = format!("{name} {mode:?}");
             let digests = engine.hash_arrow(mode, &table.array).unwrap();
-            assert_eq!(outputs(&digests), table.expected(mode, 32, 0), "{what}");
+            assert_eq!(
+                arrow_outputs(&digests),
+                table.expected(mode, 32, 0),
+                "{what}"
+            );
             let slice = table.array.slice(33, 200);
             let digests = engine.hash_arrow(mode, &slice).unwrap();
             assert_eq!(
-                outputs(&digests),
+                arrow_outputs(&digests),
                 table.expected(mode, 32, 0)[33..233],
                 "{what}, sliced"
             );
@@ -158,7 +146,7 @@ fn struct_rows_hash_their_framed_fields_on_every_engine() {
                 .hash_arrow_xof_at(mode, &table.array, 80, 1000)
                 .unwrap();
             assert_eq!(
-                outputs(&far),
+                arrow_outputs(&far),
                 table.expected(mode, 80, 1000),
                 "{what}, extended"
             );
@@ -184,7 +172,7 @@ fn struct_rows_past_one_piece_of_framing() {
     for (name, engine) in all_engines() {
         let digests = engine.hash_arrow(Mode::Hash, &table.array).unwrap();
         assert_eq!(
-            outputs(&digests),
+            arrow_outputs(&digests),
             table.expected(Mode::Hash, 32, 0),
             "{name}"
         );
@@ -243,7 +231,7 @@ fn a_record_batch_hashes_as_its_struct_and_framing_keeps_rows_apart() {
     let digests = engine
         .hash_arrow(Mode::Hash, &StructArray::from(batch))
         .unwrap();
-    let rows = outputs(&digests);
+    let rows = arrow_outputs(&digests);
     let row = |a: Option<&str>, b: Option<&str>| {
         let values = [a, b].map(|v| v.map(|v| v.as_bytes().to_vec()));
         Some(blake3::hash(&framed(&values)).as_bytes().to_vec())

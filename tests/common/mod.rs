@@ -246,3 +246,23 @@ pub fn xorshift(mut state: u64) -> impl FnMut() -> u64 {
         state
     }
 }
+
+/// An Arrow output array row by row: `None` for a null output (which must
+/// hold zeros), else its bytes.
+#[cfg(feature = "arrow")]
+pub fn arrow_outputs(
+    array: &blake3_batch::arrow_array::FixedSizeBinaryArray,
+) -> Vec<Option<Vec<u8>>> {
+    use blake3_batch::arrow_array::Array;
+    (0..array.len())
+        .map(|row| {
+            let value = array.value(row).to_vec();
+            if array.is_null(row) {
+                assert!(value.iter().all(|&b| b == 0), "a null row holds zeros");
+                None
+            } else {
+                Some(value)
+            }
+        })
+        .collect()
+}
