@@ -6,10 +6,10 @@
 
 use std::borrow::Cow;
 
-use arrow_array::cast::AsArray;
 use arrow_array::{downcast_primitive_array, Array, OffsetSizeTrait};
 use arrow_schema::DataType;
 
+use super::encoding::{list_parts, Offsets};
 use super::rows::Rows;
 
 /// The byte width of one value of a list type whose rows can be hashed:
@@ -32,41 +32,26 @@ pub(super) fn list_value_width(data_type: &DataType) -> Option<usize> {
 /// offsets and wider ones get a scaled copy (8 bytes a row).
 pub(super) fn list_rows(array: &dyn Array) -> Option<Rows<'_>> {
     let width = list_value_width(array.data_type())?;
-    Some(match array.data_type() {
-        DataType::List(_) => {
-            let list = array.as_list::<i32>();
-            let data = value_bytes(list.values().as_ref())?;
-            match width {
-                1 => Rows::Packed32 {
-                    data,
-                    offsets: bytemuck::cast_slice(list.value_offsets()),
-                },
-                _ => scaled_rows(data, list.value_offsets(), width),
-            }
-        }
-        DataType::LargeList(_) => {
-            let list = array.as_list::<i64>();
-            let data = value_bytes(list.values().as_ref())?;
-            match width {
-                1 => Rows::Packed64 {
-                    data,
-                    offsets: Cow::Borrowed(bytemuck::cast_slice(list.value_offsets())),
-                },
-                _ => scaled_rows(data, list.value_offsets(), width),
-            }
-        }
-        DataType::FixedSizeList(_, _) => {
-            // Arrow slices a fixed-size list's values with the list, so row
-            // 0 starts at the first of them.
-            let list = array.as_fixed_size_list();
-            let data = value_bytes(list.values().as_ref())?;
-            Rows::Records {
-                data,
-                size: list.value_length() as usize * width,
-                count: list.len(),
-            }
-        }
-        _ => return None,
+    let (offsets, values) = list_parts(array)?;
+    let data = value_bytes(values)?;
+    Some(match offsets {
+        Offsets::Small(offsets) if width == 1 => Rows::Packed32 {
+            data,
+            offsets: bytemuck::cast_slice(offsets),
+        },
+        Offsets::Large(offsets) if width == 1 => Rows::Packed64 {
+            data,
+            offsets: Cow::Borrowed(bytemuck::cast_slice(offsets)),
+        },
+        Offsets::Small(offsets) => scaled_rows(data, offsets, width),
+        Offsets::Large(offsets) => scaled_rows(data, offsets, width),
+        // Arrow slices a fixed-size list's values with the list, so row 0
+        // starts at the first of them.
+        Offsets::Fixed(size) => Rows::Records {
+            data,
+            size: size * width,
+            count: array.len(),
+        },
     })
 }
 

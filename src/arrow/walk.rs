@@ -127,9 +127,7 @@ impl<'a> Encoding<'a> {
                     (false, _) => 0,
                     (true, false) => u64::from(framed),
                     (true, true) => {
-                        let row_values = list.offsets.values(row);
-                        let lengths =
-                            &value_lengths[row_values.start - values.start..][..row_values.len()];
+                        let lengths = &value_lengths[list.row_values(row, &values)];
                         lengths.iter().sum::<u64>() + if framed { 9 } else { 0 }
                     }
                 };
@@ -243,6 +241,13 @@ impl FlatList<'_, '_> {
         Ok((values, lengths))
     }
 
+    /// Row `row`'s values as indices into `values`, the values of the
+    /// rows walked ([`FlatList::value_lengths`]).
+    fn row_values(&self, row: usize, values: &Range<usize>) -> Range<usize> {
+        let row_values = self.offsets.values(row);
+        row_values.start - values.start..row_values.end - values.start
+    }
+
     /// [`Encoding::write_rows`] for `list`, this list: each row's frame,
     /// then the values of the rows written, each at its place.
     fn write_rows(
@@ -269,8 +274,7 @@ impl FlatList<'_, '_> {
                 }
                 continue;
             }
-            let row_values = self.offsets.values(row);
-            let row_values = row_values.start - values.start..row_values.end - values.start;
+            let row_values = self.row_values(row, &values);
             let mut cursor = at;
             if framed {
                 let length: u64 = value_lengths[row_values.clone()].iter().sum();
