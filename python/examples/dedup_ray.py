@@ -16,9 +16,7 @@ Without `--id-column` it keeps one row per digest, whichever comes first in
 its group. `--generate N` writes N rows of synthetic text with planted
 duplicates to `--input` first, for a try-out.
 
-Tested with Ray 2.60. With `--id-column`, Ray 2.46 to 2.55 fail in the
-join: their groupby gives the digest column back as `binary`, which the
-join will not match against the `fixed_size_binary` digests.
+Tested with Ray 2.46 and 2.60.
 """
 
 from __future__ import annotations
@@ -84,10 +82,19 @@ def deduplicate(ds, args):
         num_cpus=args.threads,
         num_gpus=args.num_gpus,
     )
+
+    def digests_as_binary(batch):
+        # `binary`, not `fixed_size_binary[32]`: Ray 2.46 to 2.55 give a
+        # groupby's keys back as `binary`, and a join matches keys of one
+        # type only. (Nested, so Ray ships it by value to every worker.)
+        index = batch.schema.get_field_index(DIGEST)
+        return batch.set_column(index, DIGEST, batch.column(index).cast(pa.binary()))
+
     partitions = args.partitions or max(2, 2 * int(ray.cluster_resources().get("CPU", 1)))
     if args.id_column:
         # The smallest id per digest, joined back: both sides are
         # hash-shuffled by digest, so it scales with the cluster.
+        hashed = hashed.map_batches(digests_as_binary, batch_format="pyarrow")
         firsts = hashed.groupby(DIGEST).min(args.id_column)
         first_id = f"min({args.id_column})"
         kept = hashed.join(
