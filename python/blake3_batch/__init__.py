@@ -77,7 +77,9 @@ def hash_arrow(
 
     A table of one column (a pyarrow ``Table`` or ``RecordBatch``, a
     DataFrame, a query) is that column; one of several is a ``TypeError``
-    unless ``rows=True``, which hashes each row of a table (or of a struct
+    unless ``rows=True``. A struct column (an array or a series) is a
+    column, each row its fields framed as ``rows=True`` frames a table's
+    columns. ``rows=True`` hashes each row of a table (or of a struct
     column) over all its columns, for deduplication on several columns:
     each column's value in column order, a null one as the byte ``0x00``,
     any other as ``0x01``, its length in bytes as a little-endian 8-byte

@@ -17,6 +17,7 @@ use pyo3_arrow::{PyArray, PyArrayReader};
 use crate::arrow::{imported, unsliced};
 use crate::engine::{ArrowOutput, PyEngine};
 use crate::options::type_name;
+use crate::tables::{shape_of, Shape};
 
 /// Where the batches come from.
 enum Source {
@@ -25,6 +26,8 @@ enum Source {
     Stream {
         reader: Box<dyn ArrayReader + Send>,
         field: FieldRef,
+        /// A table's batches, or a column's chunks: the stream's own.
+        shape: Shape,
     },
     /// A Python iterable whose items `hash_arrow` takes.
     Items(Py<PyIterator>),
@@ -67,12 +70,14 @@ impl ArrowDigestBatches {
         rows: bool,
     ) -> PyResult<Self> {
         let source = if source.hasattr("__arrow_c_stream__")? {
+            let shape = shape_of(source)?;
             let source = unsliced(source)?;
             let stream: PyArrayReader = source.extract()?;
             let field = stream.field_ref()?;
             Source::Stream {
                 reader: stream.into_reader()?,
                 field,
+                shape,
             }
         } else if source.hasattr("__arrow_c_array__")? {
             // One array is one batch.
@@ -101,22 +106,29 @@ impl ArrowDigestBatches {
         })
     }
 
-    /// The next batch as a Python object `hash_arrow` takes, or `None` at
-    /// the end.
+    /// The next batch as a Python object `hash_arrow` takes, with its
+    /// shape, or `None` at the end.
     fn next_batch<'py>(
         py: Python<'py>,
         progress: &mut Progress,
-    ) -> PyResult<Option<Bound<'py, PyAny>>> {
+    ) -> PyResult<Option<(Bound<'py, PyAny>, Shape)>> {
         let next = match progress.source.as_mut() {
             None => return Ok(None),
             Some(Source::Items(items)) => match items.bind(py).clone().next() {
-                Some(item) => item.map(Some),
+                Some(item) => {
+                    item.and_then(|item| shape_of(&item).map(|shape| Some((item, shape))))
+                }
                 None => Ok(None),
             },
-            Some(Source::Stream { reader, field }) => match imported(|| Ok(reader.next())) {
+            Some(Source::Stream {
+                reader,
+                field,
+                shape,
+            }) => match imported(|| Ok(reader.next())) {
                 Ok(Some(Ok(array))) => PyArray::try_new(array, field.clone())
                     .map_err(|error| PyValueError::new_err(format!("an Arrow batch: {error}")))
-                    .and_then(|array| array.into_pyobject(py).map(|array| Some(array.into_any()))),
+                    .and_then(|array| array.into_pyobject(py))
+                    .map(|array| Some((array.into_any(), *shape))),
                 Ok(Some(Err(error))) => Err(PyValueError::new_err(format!(
                     "reading the Arrow stream: {error}"
                 ))),
@@ -150,15 +162,15 @@ impl ArrowDigestBatches {
             .progress
             .get_mut()
             .map_err(|_| PyValueError::new_err("a batch failed while being read"))?;
-        let Some(batch) = Self::next_batch(py, progress)? else {
+        let Some((batch, shape)) = Self::next_batch(py, progress)? else {
             return Ok(None);
         };
         let index = progress.batches;
         let first_row = progress.rows;
         progress.batches += 1;
         let engine = self.engine.bind(py).get();
-        let outputs =
-            engine.hash_arrow_from(py, &batch, &self.output, self.rows, first_row.unwrap_or(0));
+        let first = first_row.unwrap_or(0);
+        let outputs = engine.hash_arrow_from(py, (&batch, shape), &self.output, self.rows, first);
         // One output row per input row; a batch that failed is counted
         // by its length where it has one.
         let rows = match &outputs {

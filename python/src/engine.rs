@@ -24,7 +24,7 @@ use crate::errors::to_py;
 use crate::options::{type_name, Options, OwnedMode};
 use crate::pinned::PyPinnedBuffer;
 use crate::reader::PyReader;
-use crate::tables::{column_of, one_column, table_rows};
+use crate::tables::{column_of, one_column, shape_of, table_rows, Shape};
 
 /// A BLAKE3 batch engine: a backend (`"auto"`, `"cpu"` or `"gpu"`) and a
 /// number of threads, reused across calls and shared between threads.
@@ -102,7 +102,7 @@ impl PyEngine {
     pub fn hash_arrow_from<'py>(
         &self,
         py: Python<'py>,
-        column: &Bound<'py, PyAny>,
+        (column, shape): (&Bound<'py, PyAny>, Shape),
         output: &ArrowOutput,
         rows: bool,
         first_row: usize,
@@ -125,13 +125,19 @@ impl PyEngine {
                         _ => Ok(outputs),
                     }
                 };
-                hash_column(py, column, (rows, first_row), output, hash)
+                hash_column(py, (column, shape), (rows, first_row), output, hash)
             }
             ArrowOutput::U64(mode) => {
                 let hash = |array: &dyn arrow_array::Array, _: &DataType| {
                     hash_array_u64(&engine, mode.as_mode(), array)
                 };
-                hash_column(py, column, (rows, first_row), |_| DataType::UInt64, hash)
+                hash_column(
+                    py,
+                    (column, shape),
+                    (rows, first_row),
+                    |_| DataType::UInt64,
+                    hash,
+                )
             }
         }
     }
@@ -204,6 +210,7 @@ impl PyEngine {
         rows: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
         let options = Options::parse(key, derive_key, length, seek)?;
+        let column = (column, shape_of(column)?);
         self.hash_arrow_from(py, column, &ArrowOutput::Bytes { options, hex }, rows, 0)
     }
 
@@ -254,6 +261,7 @@ impl PyEngine {
         rows: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
         let mode = Options::parse(key, derive_key, 8, 0)?.mode;
+        let column = (column, shape_of(column)?);
         self.hash_arrow_from(py, column, &ArrowOutput::U64(mode), rows, 0)
     }
 
@@ -808,11 +816,12 @@ impl DigestIterator {
 /// `output` gives the type of the output arrays from the most rows an
 /// input array has; `hash` hashes one array into one of that type.
 /// With `rows`, the column is a table's (a struct) whose rows are hashed
-/// over all its columns. `first_row` is the column's first row in what
-/// the caller hashes (a stream's batch), for messages.
+/// over all its columns; without, a `Table` of one column is that column.
+/// `first_row` is the column's first row in what the caller hashes (a
+/// stream's batch), for messages.
 fn hash_column<'py, F>(
     py: Python<'py>,
-    column: &Bound<'py, PyAny>,
+    (column, shape): (&Bound<'py, PyAny>, Shape),
     (rows, first_row): (bool, usize),
     output: impl Fn(usize) -> DataType,
     hash: F,
@@ -839,10 +848,10 @@ where
         table_rows(&field)?;
     }
     // A table of one column is read as that column (unless its rows are
-    // asked for).
-    let table_column = match rows {
-        true => None,
-        false => one_column(&field)?,
+    // asked for); a struct column is hashed as its values.
+    let table_column = match (rows, shape) {
+        (false, Shape::Table) => one_column(&field)?,
+        _ => None,
     };
     let is_table = table_column.is_some();
     let field = table_column.unwrap_or(field);

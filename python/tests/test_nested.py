@@ -88,12 +88,13 @@ COLUMNS = {
 @pytest.mark.parametrize("name", list(COLUMNS))
 def test_nested_columns_hash_each_rows_encoding(name, mode):
     column = COLUMNS[name]
-    # A struct column of several fields is a table: its rows need rows=True.
-    rows = pa.types.is_struct(column.type)
-    got = bb.hash_arrow(column, rows=rows, **kwargs_of(mode)).to_pylist()
+    got = bb.hash_arrow(column, **kwargs_of(mode)).to_pylist()
     assert got == expected(column, mode)
     sliced = column.slice(1)
-    assert bb.hash_arrow(sliced, rows=rows, **kwargs_of(mode)).to_pylist() == expected(sliced, mode)
+    assert bb.hash_arrow(sliced, **kwargs_of(mode)).to_pylist() == expected(sliced, mode)
+    if pa.types.is_struct(column.type):
+        # A struct column's rows are its values: rows=True agrees.
+        assert bb.hash_arrow(column, rows=True, **kwargs_of(mode)).to_pylist() == expected(column, mode)
 
 
 def test_different_nested_values_give_different_digests():
@@ -201,15 +202,47 @@ def test_slices_of_structs_in_structs_hash_as_their_rows(column):
     # pyarrow's are copied first, in every entry point.
     sliced = column.slice(1)
     want = expected(sliced)
-    rows = pa.types.is_struct(column.type)  # a struct of several fields is a table
-    assert bb.hash_arrow(sliced, rows=rows).to_pylist() == want
-    assert bb.hash_arrow(pa.chunked_array([column.slice(0, 1), sliced]), rows=rows).to_pylist()[1:] == want
+    assert bb.hash_arrow(sliced).to_pylist() == want
+    assert bb.hash_arrow(pa.chunked_array([column.slice(0, 1), sliced])).to_pylist()[1:] == want
     table = pa.table({"c": column, "n": [1, 2, 3]}).slice(1)
     rows = [reference(encode(row, pa.struct(list(table.schema)))) for row in table.to_pylist()]
     assert bb.hash_arrow(table, rows=True).to_pylist() == rows
     assert bb.hash_arrow(table.to_batches()[0], rows=True).to_pylist() == rows
     assert [d for b in bb.hash_arrow_batches(table, rows=True) for d in b.to_pylist()] == rows
     assert bb.default_engine().hash_arrow(table.select(["c"])).to_pylist() == want
+
+
+ONE_FIELD = pa.StructArray.from_arrays(
+    [pa.array(["p", None, "", "q"])], names=["f"], mask=pa.array([False, False, False, True])
+)
+TWO_FIELDS = pa.StructArray.from_arrays([pa.array(["p", "", None]), pa.array([1, None, 3], pa.int8())], names=["f", "n"])
+
+
+@pytest.mark.parametrize("column", [ONE_FIELD, TWO_FIELDS], ids=["one field", "two fields"])
+def test_a_struct_column_is_its_values_and_a_tables_struct_its_columns(column):
+    # As Rust's hash_arrow, Polars and DuckDB hash it: each field framed,
+    # a null row null, one field or several; rows=True agrees.
+    want = expected(column)
+    assert bb.hash_arrow(column).to_pylist() == want
+    assert bb.hash_arrow(column, rows=True).to_pylist() == want
+    keys = [None if d is None else int.from_bytes(d[:8], "little") for d in want]
+    assert bb.hash_arrow_u64(column).to_pylist() == keys
+    chunked = pa.chunked_array([column.slice(0, 1), column.slice(1)])
+    assert bb.hash_arrow(chunked).to_pylist() == want
+    assert [d for b in bb.hash_arrow_batches(chunked) for d in b.to_pylist()] == want
+    assert [d for b in bb.hash_arrow_batches([column.slice(0, 2), column.slice(2)]) for d in b.to_pylist()] == want
+    # A table of that one struct column is that column.
+    table = pa.table({"s": column})
+    assert bb.hash_arrow(table).to_pylist() == want
+    assert bb.hash_arrow(table.to_batches()[0]).to_pylist() == want
+    assert [d for b in bb.hash_arrow_batches(table) for d in b.to_pylist()] == want
+    if column.null_count == 0:
+        # A table's own struct is its columns: several need rows=True.
+        with pytest.raises(TypeError, match=r"2 columns \(f, n\)"):
+            bb.hash_arrow(pa.Table.from_struct_array(column))
+    pl = pytest.importorskip("polars")
+    series = pl.Series("s", column)
+    assert bb.hash_arrow(series).to_pylist() == want
 
 
 class Producer:

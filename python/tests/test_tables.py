@@ -1,6 +1,7 @@
 """A table of one column (pyarrow Table or RecordBatch, Polars DataFrame,
 DuckDB relation) is read as that column, by hash_arrow, hash_arrow_u64 and
-hash_files; a table of several columns is refused with their names."""
+hash_files; a table of several columns is refused with their names. (A
+struct column is a column: test_nested.py.)"""
 
 import blake3
 import pyarrow as pa
@@ -53,15 +54,6 @@ def test_a_table_of_several_columns_names_them():
             call(table)
     with pytest.raises(TypeError, match=r"0 columns"):
         bb.hash_arrow(pa.table({}))
-
-
-def test_a_struct_column_of_one_field_is_that_field_unless_its_rows_are_null():
-    field = pa.array(["p", None, "q"])
-    struct = pa.StructArray.from_arrays([field], names=["f"])
-    assert bb.hash_arrow(struct).to_pylist() == digests(["p", None, "q"])
-    with_nulls = pa.StructArray.from_arrays([field], names=["f"], mask=pa.array([False, False, True]))
-    with pytest.raises(TypeError, match="struct column with null rows"):
-        bb.hash_arrow(with_nulls)
 
 
 def test_the_type_of_a_tables_column_is_named_when_it_cannot_be_hashed():
