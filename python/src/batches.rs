@@ -14,7 +14,7 @@ use pyo3::types::PyIterator;
 use pyo3_arrow::ffi::ArrayReader;
 use pyo3_arrow::{PyArray, PyArrayReader};
 
-use crate::arrow::{imported, unsliced};
+use crate::arrow::{arrow_input, imported};
 use crate::engine::{ArrowOutput, PyEngine};
 use crate::options::type_name;
 use crate::tables::{shape_of, Shape};
@@ -69,9 +69,9 @@ impl ArrowDigestBatches {
         output: ArrowOutput,
         rows: bool,
     ) -> PyResult<Self> {
+        let shape = shape_of(source)?;
+        let source = &arrow_input(source)?;
         let source = if source.hasattr("__arrow_c_stream__")? {
-            let shape = shape_of(source)?;
-            let source = unsliced(source)?;
             let stream: PyArrayReader = source.extract()?;
             let field = stream.field_ref()?;
             Source::Stream {

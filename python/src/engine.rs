@@ -16,8 +16,8 @@ use pyo3_arrow::input::AnyArray;
 use pyo3_arrow::{PyArray, PyArrayReader, PyChunkedArray};
 
 use crate::arrow::{
-    hash_array, hash_array_u64, hex_array, hex_string, imported, output_buffer, records_into,
-    unsliced, unsupported,
+    arrow_input, hash_array, hash_array_u64, hex_array, hex_string, imported, output_buffer,
+    records_into, unsupported,
 };
 use crate::batches::ArrowDigestBatches;
 use crate::errors::to_py;
@@ -829,6 +829,9 @@ fn hash_column<'py, F>(
 where
     F: Fn(&dyn arrow_array::Array, &DataType) -> Result<ArrayRef, Error> + Send + Sync,
 {
+    // pandas' objects as pyarrow data first: pandas 2's Series has no
+    // Arrow export.
+    let column = &arrow_input(column)?;
     let is_arrow = column.hasattr("__arrow_c_array__")? || column.hasattr("__arrow_c_stream__")?;
     if !is_arrow {
         return Err(PyTypeError::new_err(format!(
@@ -841,7 +844,6 @@ where
     // The caller's own name for the type where it has one (pyarrow's
     // "double", not Arrow's "Float64").
     let python_type = column.getattr("type").ok();
-    let column = unsliced(column)?;
     let column: AnyArray = imported(|| column.extract())?;
     let field = column.field()?;
     if rows {
@@ -945,6 +947,7 @@ fn stream_chunks(stream: PyArrayReader) -> PyResult<Vec<ArrayRef>> {
 /// or of an iterable of `str` or `os.PathLike` (not one `str`, which would
 /// be its characters); `None` for a null or a `None`.
 fn path_list(paths: &Bound<'_, PyAny>) -> PyResult<Vec<Option<PathBuf>>> {
+    let paths = &arrow_input(paths)?;
     if paths.hasattr("__arrow_c_array__")? || paths.hasattr("__arrow_c_stream__")? {
         return arrow_paths(paths);
     }

@@ -3,6 +3,8 @@ DuckDB relation) is read as that column, by hash_arrow, hash_arrow_u64 and
 hash_files; a table of several columns is refused with their names. (A
 struct column is a column: test_nested.py.)"""
 
+import struct
+
 import blake3
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -77,11 +79,48 @@ def test_hash_files_takes_a_table_of_one_column_of_paths(tmp_path):
 
 
 def test_pandas_series_and_one_column_data_frames():
+    # pandas 2's Series has no Arrow export: it is converted as pandas 3
+    # exports it, so both give these digests.
     pd = pytest.importorskip("pandas")
-    if not hasattr(pd.Series([], dtype=object), "__arrow_c_stream__"):
-        pytest.skip(f"pandas {pd.__version__} does not export Arrow streams")
     series = pd.Series(TEXTS)
     assert bb.hash_arrow(series).to_pylist() == digests(TEXTS)
     assert bb.hash_arrow(pd.DataFrame({"text": series})).to_pylist() == digests(TEXTS)
     categories = pd.Series(pd.Categorical(["red", None, "red", "blue"]))
     assert bb.hash_arrow(categories).to_pylist() == digests(["red", None, "red", "blue"])
+    numbers = pd.Series([1.5, float("nan"), None])  # NaN and None both null, as pandas exports them
+    assert bb.hash_arrow(numbers).to_pylist() == [blake3.blake3(struct.pack("<d", 1.5)).digest(), None, None]
+    assert [d for b in bb.hash_arrow_batches(series) for d in b.to_pylist()] == digests(TEXTS)
+
+
+def frame(data):
+    return b"\1" + len(data).to_bytes(8, "little") + data
+
+
+def test_a_data_frames_index_is_not_one_of_its_columns():
+    # pandas' Arrow export adds an index that is not a plain range as a
+    # column: after a sort every row would have its own digest.
+    pd = pytest.importorskip("pandas")
+    frame_ = pd.DataFrame({"text": ["x", "y", "x"], "n": [1, 2, 1]})
+    row = {("x", 1): blake3.blake3(frame(b"x") + frame((1).to_bytes(8, "little"))).digest(),
+           ("y", 2): blake3.blake3(frame(b"y") + frame((2).to_bytes(8, "little"))).digest()}
+    for changed in (frame_.sort_values("n"), frame_.iloc[[2, 0, 1]], frame_.set_axis(["a", "b", "c"])):
+        want = [row[(t, n)] for t, n in zip(changed["text"], changed["n"])]
+        assert bb.hash_arrow(changed, rows=True).to_pylist() == want
+        assert [d for b in bb.hash_arrow_batches(changed, rows=True) for d in b.to_pylist()] == want
+        assert bb.hash_arrow(changed[["text"]]).to_pylist() == digests(list(changed["text"]))
+    # A named index too: set_index moves the column out of the row.
+    assert bb.hash_arrow(frame_.set_index("n")).to_pylist() == digests(["x", "y", "x"])
+    with pytest.raises(TypeError, match=r"2 columns \(text, n\)"):
+        bb.hash_arrow(frame_.sort_values("n"))
+
+
+def test_hash_files_takes_a_sorted_pandas_frame_of_paths(tmp_path):
+    pd = pytest.importorskip("pandas")
+    paths = []
+    for index, data in enumerate([b"one", b"two"]):
+        path = tmp_path / f"f{index}"
+        path.write_bytes(data)
+        paths.append(str(path))
+    table = pd.DataFrame({"path": paths}).sort_values("path", ascending=False)
+    assert bb.hash_files(table) == [blake3.blake3(open(p, "rb").read()).digest() for p in reversed(paths)]
+    assert bb.hash_files(table["path"]) == bb.hash_files(table)
