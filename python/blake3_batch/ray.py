@@ -14,6 +14,14 @@ the files a column of paths names, read where the worker runs
     files = files.map_batches(blake3_batch.ray.HashFiles("path"),
                               batch_format="pyarrow", concurrency=4)
 
+Batches of every format Ray hands out work: ``"pyarrow"`` (the columns
+read in place), ``"pandas"`` (converted by pyarrow, the index left out)
+and ``"numpy"``, Ray's default (a tensor column's rows hashed as their
+bytes, as ``row.tobytes()`` gives them); the digests come back in the
+batch's format: a ``fixed_size_binary`` column, pandas' Arrow-backed
+column, or a NumPy array of ``bytes`` objects (``uint64`` for
+``as_u64=True``).
+
 Passing the class instance makes Ray run it in actors (``concurrency=N``);
 each actor builds its :class:`~blake3_batch.Engine` once, on first use, in
 its own process. Add ``num_gpus=1`` and ``backend="gpu"`` on GPU hosts.
@@ -21,7 +29,7 @@ its own process. Add ``num_gpus=1`` and ``backend="gpu"`` on GPU hosts.
 
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence, Union, cast
+from typing import Any, Dict, Optional, Sequence, Union, cast
 
 from . import Engine
 from ._native import check_options
@@ -94,14 +102,13 @@ class HashColumn:
         import pyarrow as pa
 
         names = [self.column] if isinstance(self.column, str) else self.column
-        for name in names:
-            batch = _table(batch, name, "HashColumn")
+        columns = _columns(batch, names, "HashColumn")
         engine = self._get_engine()
         rows = not isinstance(self.column, str)
         if rows:
-            values = pa.table({name: _storage(batch.column(name)) for name in names})
+            values = pa.table({name: _storage(columns[name]) for name in names})
         else:
-            values = _storage(batch.column(self.column))
+            values = _storage(columns[names[0]])
         if self.as_u64:
             digests = engine.hash_arrow_u64(values, key=self.key, derive_key=self.derive_key, rows=rows)
         else:
@@ -160,9 +167,9 @@ class HashFiles(HashColumn):
         import pyarrow as pa
 
         column = cast(str, self.column)  # HashFiles takes one column's name
-        batch = _table(batch, column, "HashFiles")
+        paths = _columns(batch, [column], "HashFiles")[column]
         digests = self._get_engine().hash_files(
-            batch.column(column),
+            paths,
             length=self.length,
             seek=self.seek,
             hex=self.hex,
@@ -174,23 +181,65 @@ class HashFiles(HashColumn):
         return _with_column(batch, self.out, pa.array(digests, type=kind))
 
 
-def _table(batch: Any, column: str, helper: str) -> Any:
-    """The batch as a ``pyarrow.Table`` holding ``column``."""
+def _columns(batch: Any, names: Sequence[str], helper: str) -> Dict[str, Any]:
+    """The columns ``names`` of a batch of any of Ray's formats, as pyarrow
+    (chunked) arrays: a pyarrow table or record batch's own, a pandas
+    DataFrame's converted by pyarrow (as ``hash_arrow`` converts them), a
+    dict of NumPy arrays' with each row of a tensor (an array of more than
+    one dimension) its values."""
     import pyarrow as pa
 
     if isinstance(batch, pa.RecordBatch):
         batch = pa.Table.from_batches([batch])
-    if not isinstance(batch, pa.Table):
+    if isinstance(batch, pa.Table):
+        available = batch.schema.names
+    elif isinstance(batch, dict):
+        available = list(batch)
+    elif type(batch).__module__.startswith("pandas") and type(batch).__name__ == "DataFrame":
+        available = [str(name) for name in batch.columns]
+    else:
         raise TypeError(
-            f"{helper} takes pyarrow batches, got {type(batch).__name__}: "
-            'pass batch_format="pyarrow" to map_batches'
+            f"{helper} takes Ray's batches (pyarrow, pandas or numpy), got {type(batch).__name__}"
         )
-    if column not in batch.column_names:
-        raise KeyError(
-            f"{helper}: the batch has no column {column!r} "
-            f"(its columns: {', '.join(batch.column_names)})"
-        )
-    return batch
+    for name in names:
+        if name not in available:
+            raise KeyError(f"{helper}: the batch has no column {name!r} (its columns: {', '.join(available)})")
+    if isinstance(batch, pa.Table):
+        return {name: batch.column(name) for name in names}
+    if isinstance(batch, dict):
+        return {name: _numpy_column(batch[name], name) for name in names}
+    columns = {}
+    for name in names:
+        values = batch[name]
+        if values.dtype == object and any(type(value).__name__ == "ndarray" for value in values):
+            columns[name] = _numpy_column(values.to_numpy(), name)
+        else:
+            columns[name] = pa.Table.from_pandas(batch[[name]], preserve_index=False).column(0)
+    return columns
+
+
+def _numpy_column(values: Any, name: str) -> Any:
+    """A column of a NumPy batch as a pyarrow array: a tensor column (more
+    than one dimension) as a fixed-size list of each row's values, whose
+    bytes are the row's ``tobytes()``, as Ray's pyarrow tensors are."""
+    import numpy as np
+    import pyarrow as pa
+
+    values = np.asarray(values)
+    if values.ndim > 1:
+        rows = np.ascontiguousarray(values)
+        width = int(np.prod(rows.shape[1:]))
+        return pa.FixedSizeListArray.from_arrays(pa.array(rows.reshape(-1)), width)
+    if values.dtype == object and any(isinstance(value, np.ndarray) for value in values):
+        # A tensor column as rows of arrays (pandas batches hold them so).
+        if len({getattr(value, "shape", None) for value in values}) != 1:
+            raise TypeError(
+                f"cannot hash column {name!r}: its rows are arrays of varying shape (or "
+                "missing); say which bytes make a row's identity (e.g. each row's tobytes()) "
+                "and hash those"
+            )
+        return _numpy_column(np.stack(list(values)), name)
+    return pa.array(values)
 
 
 def _storage(values: Any) -> Any:
@@ -213,10 +262,29 @@ def _storage(values: Any) -> Any:
 
 
 def _with_column(batch: Any, out: str, digests: Any) -> Any:
-    """The batch with ``out`` set to ``digests`` (replaced if present)."""
-    if out in batch.column_names:
-        return batch.set_column(batch.column_names.index(out), out, digests)
-    return batch.append_column(out, digests)
+    """The batch with ``out`` set to ``digests`` (replaced if present), in
+    the batch's own format."""
+    import pyarrow as pa
+
+    if isinstance(batch, pa.RecordBatch):
+        batch = pa.Table.from_batches([batch])
+    if isinstance(batch, pa.Table):
+        if out in batch.schema.names:
+            return batch.set_column(batch.schema.names.index(out), out, digests)
+        return batch.append_column(out, digests)
+    if isinstance(batch, dict):
+        import numpy as np
+
+        if pa.types.is_uint64(digests.type) and digests.null_count == 0:
+            column = np.asarray(digests)
+        else:
+            column = np.array(digests.to_pylist(), dtype=object)
+        return {**batch, out: column}
+    import pandas as pd
+
+    batch = batch.copy(deep=False)
+    batch[out] = pd.arrays.ArrowExtensionArray(digests)
+    return batch
 
 
 def _worker_cpus() -> Optional[int]:

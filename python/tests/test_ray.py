@@ -49,8 +49,8 @@ def test_hash_column_adds_the_digest_to_a_batch_in_process():
     assert keys["d"].to_pylist()[0] == int.from_bytes(blake3.blake3(b"a").digest()[:8], "little")
     with pytest.raises(KeyError, match="no column 'body'"):
         bb.ray.HashColumn("body")(table)
-    with pytest.raises(TypeError, match="pyarrow"):
-        bb.ray.HashColumn("text")({"text": ["a"]})
+    with pytest.raises(TypeError, match="pyarrow, pandas or numpy"):
+        bb.ray.HashColumn("text")([{"text": "a"}])
     with pytest.raises(ValueError, match="32 bytes"):
         bb.ray.HashColumn("text", key=b"short")
 
@@ -77,6 +77,64 @@ def test_hash_column_over_a_list_of_columns_hashes_each_row_over_them():
         bb.ray.HashColumn(["text", "runs"])(runs)
     with pytest.raises(TypeError, match="non-empty list"):
         bb.ray.HashColumn([])
+
+
+def test_numpy_batches_get_a_numpy_column_and_tensor_rows_hash_as_their_bytes():
+    texts = np.array(["a", "", "b"])
+    out = bb.ray.HashColumn("text", out="d", threads=1)({"text": texts, "n": np.arange(3)})
+    assert list(out) == ["text", "n", "d"] and out["d"].dtype == object
+    assert list(out["d"]) == [blake3.blake3(t.encode()).digest() for t in texts]
+    blobs = np.array([b"x", None], dtype=object)
+    assert list(bb.ray.HashColumn("b", out="d")({"b": blobs})["d"]) == [blake3.blake3(b"x").digest(), None]
+    tensors = np.arange(2 * 3 * 4, dtype="<f8").reshape(2, 3, 4)
+    for as_u64 in (False, True):
+        got = bb.ray.HashColumn("t", out="d", as_u64=as_u64)({"t": tensors})["d"]
+        want = [blake3.blake3(t.tobytes()).digest() for t in tensors]
+        if as_u64:
+            assert got.dtype == np.uint64
+            want = [int.from_bytes(w[:8], "little") for w in want]
+        assert list(got) == want
+    # Not C-contiguous: the rows' values in row order all the same.
+    transposed = np.arange(12, dtype="<i2").reshape(3, 4).T
+    got = bb.ray.HashColumn("t", out="d")({"t": transposed})["d"]
+    assert list(got) == [blake3.blake3(row.tobytes()).digest() for row in transposed]
+    rows = bb.ray.HashColumn(["text", "n"], out="d")({"text": texts, "n": np.arange(3, dtype="<i8")})["d"]
+    assert rows[1] == blake3.blake3(framed([b"", (1).to_bytes(8, "little")])).digest()
+    ragged = np.empty(2, dtype=object)
+    ragged[0], ragged[1] = np.zeros(2), np.zeros(3)
+    with pytest.raises(TypeError, match="varying shape"):
+        bb.ray.HashColumn("t")({"t": ragged})
+    with pytest.raises(KeyError, match="no column 'body'"):
+        bb.ray.HashColumn("body")({"text": texts})
+
+
+def test_pandas_batches_get_an_arrow_backed_column_without_their_index():
+    pd = pytest.importorskip("pandas")
+    batch = pd.DataFrame({"text": ["a", None, "a"], "n": [3, 2, 1]}).sort_values("n")
+    out = bb.ray.HashColumn("text", out="d")(batch)
+    assert list(out.columns) == ["text", "n", "d"] and list(out.index) == [2, 1, 0]
+    assert pa.array(out["d"]).type == pa.binary(32)
+    assert pa.array(out["d"]).to_pylist() == [blake3.blake3(b"a").digest(), None, blake3.blake3(b"a").digest()]
+    assert list(batch.columns) == ["text", "n"]  # the caller's batch is left as it was
+    rows = pa.array(bb.ray.HashColumn(["text", "n"], out="d", hex=True)(batch)["d"]).to_pylist()
+    assert rows[2] == blake3.blake3(framed([b"a", (3).to_bytes(8, "little")])).hexdigest()
+    with pytest.raises(KeyError, match="no column 'body'"):
+        bb.ray.HashColumn("body")(batch)
+
+
+def test_map_batches_in_every_batch_format_equals_blake3(local_ray):
+    texts = [f"row {i}" * (i % 5) for i in range(600)]
+    ds = ray.data.from_arrow(pa.table({"text": texts}))
+    for batch_format in ("default", "numpy", "pandas", "pyarrow"):
+        hashed = ds.map_batches(bb.ray.HashColumn("text", out="d"), batch_format=batch_format, batch_size=128)
+        got = {row["text"]: row["d"] for row in hashed.take_all()}
+        assert got == {t: blake3.blake3(t.encode()).digest() for t in texts}, batch_format
+    tensors = ray.data.from_numpy(np.arange(40 * 2 * 3, dtype="<f4").reshape(40, 2, 3))
+    digests = [
+        sorted(row["d"] for row in tensors.map_batches(bb.ray.HashColumn("data", out="d"), batch_format=f).take_all())
+        for f in ("numpy", "pyarrow", "pandas")
+    ]
+    assert digests[0] == digests[1] == digests[2]
 
 
 def test_map_batches_with_hash_column_on_actors_equals_blake3(local_ray):
