@@ -215,6 +215,12 @@ def test_hash_files_adds_each_files_digest_in_process(tmp_path):
         bb.ray.HashFiles(length=0)
     with pytest.raises(KeyError, match="no column 'path'"):
         bb.ray.HashFiles()(pa.table({"file": paths}))
+    # NumPy and pandas batches: the same digests, in their own format.
+    numpy_out = bb.ray.HashFiles()({"path": np.array(paths[:2] + [None] + paths[2:], dtype=object)})
+    assert list(numpy_out["blake3"]) == expected[:2] + [None] + expected[2:]
+    pytest.importorskip("pandas")
+    pandas_out = bb.ray.HashFiles(hex=True)(table.to_pandas().sort_values("n", ascending=False))
+    assert pa.array(pandas_out["blake3"]).to_pylist() == [e.hex() for e in expected[::-1][:3]] + [None] + [e.hex() for e in expected[::-1][3:]]
 
 
 def test_map_batches_with_hash_files_on_actors_equals_blake3(local_ray, tmp_path):
