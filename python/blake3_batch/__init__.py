@@ -75,6 +75,10 @@ def hash_arrow(
     ``length``, ``seek``, ``key`` and ``derive_key`` alike, and all but
     ``hash_records`` take ``hex``.
 
+    pandas objects and NumPy arrays are converted by pyarrow first: a
+    DataFrame without its index, an array of more than one dimension as a
+    column of its rows' bytes (as ``hash_records`` hashes them).
+
     A table of one column (a pyarrow ``Table`` or ``RecordBatch``, a
     DataFrame, a query) is that column; one of several is a ``TypeError``
     unless ``rows=True``. A struct column (an array or a series) is a

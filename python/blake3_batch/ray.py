@@ -32,6 +32,7 @@ from __future__ import annotations
 from typing import Any, Dict, Optional, Sequence, Union, cast
 
 from . import Engine
+from ._converted import numpy_column
 from ._native import check_options
 
 __all__ = ["HashColumn", "HashFiles"]
@@ -207,39 +208,15 @@ def _columns(batch: Any, names: Sequence[str], helper: str) -> Dict[str, Any]:
     if isinstance(batch, pa.Table):
         return {name: batch.column(name) for name in names}
     if isinstance(batch, dict):
-        return {name: _numpy_column(batch[name], name) for name in names}
+        return {name: numpy_column(batch[name], f"column {name!r}") for name in names}
     columns = {}
     for name in names:
         values = batch[name]
         if values.dtype == object and any(type(value).__name__ == "ndarray" for value in values):
-            columns[name] = _numpy_column(values.to_numpy(), name)
+            columns[name] = numpy_column(values.to_numpy(), f"column {name!r}")
         else:
             columns[name] = pa.Table.from_pandas(batch[[name]], preserve_index=False).column(0)
     return columns
-
-
-def _numpy_column(values: Any, name: str) -> Any:
-    """A column of a NumPy batch as a pyarrow array: a tensor column (more
-    than one dimension) as a fixed-size list of each row's values, whose
-    bytes are the row's ``tobytes()``, as Ray's pyarrow tensors are."""
-    import numpy as np
-    import pyarrow as pa
-
-    values = np.asarray(values)
-    if values.ndim > 1:
-        rows = np.ascontiguousarray(values)
-        width = int(np.prod(rows.shape[1:]))
-        return pa.FixedSizeListArray.from_arrays(pa.array(rows.reshape(-1)), width)
-    if values.dtype == object and any(isinstance(value, np.ndarray) for value in values):
-        # A tensor column as rows of arrays (pandas batches hold them so).
-        if len({getattr(value, "shape", None) for value in values}) != 1:
-            raise TypeError(
-                f"cannot hash column {name!r}: its rows are arrays of varying shape (or "
-                "missing); say which bytes make a row's identity (e.g. each row's tobytes()) "
-                "and hash those"
-            )
-        return _numpy_column(np.stack(list(values)), name)
-    return pa.array(values)
 
 
 def _storage(values: Any) -> Any:

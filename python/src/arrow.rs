@@ -14,17 +14,20 @@ use blake3_batch::{Engine, Error, ErrorKind, Mode};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
-/// `column` as the Arrow data to read: a pandas DataFrame or Series as
-/// pyarrow data, without the DataFrame's index (`blake3_batch._pandas`);
-/// then, for a pyarrow object, a copy of the columns that arrow-rs would
-/// panic on importing (`blake3_batch._unsliced`: structs in sliced
-/// structs, apache/arrow-rs#9235); anything else as it is.
+/// `column` as the Arrow data to read: a pandas DataFrame, Series or Index
+/// or a NumPy array as pyarrow data, without the DataFrame's index
+/// (`blake3_batch._converted`); then, for a pyarrow object, a copy of the
+/// columns that arrow-rs would panic on importing
+/// (`blake3_batch._unsliced`: structs in sliced structs,
+/// apache/arrow-rs#9235); anything else as it is.
 pub fn arrow_input<'py>(column: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
     let module = column.get_type().module()?;
-    let column = match module.to_cow()?.starts_with("pandas") {
+    let module = module.to_cow()?;
+    let converted = module.starts_with("pandas") || module == "numpy";
+    let column = match converted {
         true => column
             .py()
-            .import("blake3_batch._pandas")?
+            .import("blake3_batch._converted")?
             .getattr("as_arrow")?
             .call1((column,))?,
         false => column.clone(),

@@ -834,10 +834,15 @@ where
     let column = &arrow_input(column)?;
     let is_arrow = column.hasattr("__arrow_c_array__")? || column.hasattr("__arrow_c_stream__")?;
     if !is_arrow {
+        // A lazy query (Polars' LazyFrame) has its data only once run.
+        let hint = match column.hasattr("collect")? {
+            true => "; run a lazy query first (.collect())",
+            false => "; for a list of bytes use hash_many",
+        };
         return Err(PyTypeError::new_err(format!(
             "expected an Arrow array or chunked array (an object with __arrow_c_array__ or \
-             __arrow_c_stream__: pyarrow, Polars, DuckDB, nanoarrow, arro3), not {}; \
-             for a list of bytes use hash_many",
+             __arrow_c_stream__: pyarrow, Polars, pandas, DuckDB, nanoarrow, arro3) or a \
+             NumPy array, not {}{hint}",
             type_name(column)
         )));
     }

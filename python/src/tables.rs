@@ -26,8 +26,9 @@ pub enum Shape {
 
 /// The classes of one column: pyarrow's `Array` (a `StructArray` derives
 /// from it) and `ChunkedArray`, arro3's and nanoarrow's `Array` and
-/// `ChunkedArray`, Polars' and pandas' `Series`.
-const COLUMN_CLASSES: [&str; 3] = ["Array", "ChunkedArray", "Series"];
+/// `ChunkedArray`, Polars' and pandas' `Series`, pandas' `Index` and
+/// NumPy's `ndarray`.
+const COLUMN_CLASSES: [&str; 5] = ["Array", "ChunkedArray", "Series", "Index", "ndarray"];
 
 /// The shape of `object`, by its class or a base class's name: a column
 /// for the arrays and series of [`COLUMN_CLASSES`], a table for anything

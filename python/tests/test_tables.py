@@ -92,6 +92,38 @@ def test_pandas_series_and_one_column_data_frames():
     assert [d for b in bb.hash_arrow_batches(series) for d in b.to_pylist()] == digests(TEXTS)
 
 
+def test_numpy_arrays_and_pandas_indexes_are_columns():
+    np = pytest.importorskip("numpy")
+    texts = np.array(["alpha", "", "beta"])
+    assert bb.hash_arrow(texts).to_pylist() == digests(list(texts))
+    assert bb.hash_arrow(np.array([b"x", None], dtype=object)).to_pylist() == [blake3.blake3(b"x").digest(), None]
+    # Numbers and rows of any shape: the bytes hash_records hashes.
+    for array in (np.arange(5, dtype="<u8"), np.arange(24, dtype="<f4").reshape(4, 3, 2), np.arange(12, dtype="<i2").reshape(3, 4).T):
+        assert bb.hash_arrow(array).to_pylist() == [bytes(d) for d in bb.hash_records(np.ascontiguousarray(array))]
+        keys = bb.hash_arrow_u64(array).to_pylist()
+        assert keys == [int.from_bytes(bytes(d[:8]), "little") for d in bb.hash_records(np.ascontiguousarray(array))]
+    assert [d for b in bb.hash_arrow_batches([texts[:1], texts[1:]]) for d in b.to_pylist()] == digests(list(texts))
+    ragged = np.empty(2, dtype=object)
+    ragged[0], ragged[1] = np.zeros(2), np.zeros(3)
+    with pytest.raises(TypeError, match="varying shape"):
+        bb.hash_arrow(ragged)
+    # Bytes not yet cut into blobs are refused, as hash_records refuses them.
+    for flat in (np.frombuffer(b"abc", np.uint8), np.zeros(3, np.int8), np.array(7)):
+        with pytest.raises(TypeError, match=r"reshape bytes to \(blobs, blob_size\)"):
+            bb.hash_arrow(flat)
+    assert bb.hash_arrow(np.array([True, False])).to_pylist() == [blake3.blake3(b"\1").digest(), blake3.blake3(b"\0").digest()]
+    pd = pytest.importorskip("pandas")
+    assert bb.hash_arrow(pd.Index(["alpha", "beta"])).to_pylist() == digests(["alpha", "beta"])
+
+
+def test_a_lazy_query_is_asked_to_run_first():
+    pl = pytest.importorskip("polars")
+    with pytest.raises(TypeError, match=r"not LazyFrame; run a lazy query first \(\.collect\(\)\)"):
+        bb.hash_arrow(pl.DataFrame({"a": ["x"]}).lazy())
+    with pytest.raises(TypeError, match="not list; for a list of bytes use hash_many"):
+        bb.hash_arrow([b"x"])
+
+
 def frame(data):
     return b"\1" + len(data).to_bytes(8, "little") + data
 

@@ -1,0 +1,76 @@
+"""pandas objects and NumPy arrays as the pyarrow data the hashing reads.
+
+A DataFrame's rows are its columns' values, as ``DataFrame.duplicated``
+sees them: pandas' own Arrow export (``__arrow_c_stream__``, pandas 2.2 and
+later) adds the index as a column wherever it is not a plain range (after
+``sort_values``, ``set_index`` or a filter by labels), and hashing rows
+with it would give every row its own digest. So the index is left out here
+(``df.reset_index()`` puts it among the columns). A Series or Index is
+converted as pandas 3 exports a Series (``pyarrow.array``: nulls and NaN
+as nulls), so that pandas 2, whose Series has no Arrow export, gives the
+same digests.
+
+A 1-D NumPy array is the Arrow column ``pyarrow.array`` makes of it (but
+one of single bytes, most likely bytes not yet cut into blobs, is
+refused, as ``hash_records`` refuses it); an
+array of more dimensions is a column of its rows, each hashed as its
+values' bytes (``row.tobytes()``, as ``hash_records`` hashes it), and so
+is a 1-D array of arrays of one shape (a tensor column in a pandas batch).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def as_arrow(data: Any) -> Any:
+    """``data`` as pyarrow data if it is a pandas DataFrame, Series or
+    Index or a NumPy array, else ``data`` itself."""
+    module = type(data).__module__
+    if module.startswith("pandas"):
+        import pandas as pd
+        import pyarrow as pa
+
+        if isinstance(data, pd.DataFrame):
+            return pa.Table.from_pandas(data, preserve_index=False)
+        if isinstance(data, (pd.Series, pd.Index)):
+            array = pa.array(data)
+            return array if isinstance(array, pa.ChunkedArray) else pa.chunked_array([array], array.type)
+    elif module == "numpy":
+        import numpy as np
+
+        if isinstance(data, np.ndarray):
+            if data.ndim == 0 or (data.ndim == 1 and data.dtype.kind in "iuSV" and data.dtype.itemsize == 1):
+                # Most likely bytes not yet cut into blobs (as hash_records
+                # refuses them): a digest of each byte would be a mistake.
+                raise TypeError(
+                    f"a NumPy array of {data.ndim} dimension(s) of dtype {data.dtype} is not a column "
+                    "of blobs: reshape bytes to (blobs, blob_size) for a digest of each row, or pass "
+                    "pyarrow.array(array) for an Arrow column of one byte a row"
+                )
+            return numpy_column(data, "the array")
+    return data
+
+
+def numpy_column(values: Any, name: str) -> Any:
+    """A NumPy array as a pyarrow array: of more than one dimension, a
+    fixed-size list of each row's values, whose bytes are the row's
+    ``tobytes()`` (as Ray's pyarrow tensors are); a 1-D array of arrays of
+    one shape, those stacked; any other 1-D array as ``pyarrow.array``
+    makes it. ``name`` is for messages."""
+    import numpy as np
+    import pyarrow as pa
+
+    values = np.asarray(values)
+    if values.ndim > 1:
+        rows = np.ascontiguousarray(values)
+        width = int(np.prod(rows.shape[1:]))
+        return pa.FixedSizeListArray.from_arrays(pa.array(rows.reshape(-1)), width)
+    if values.dtype == object and any(isinstance(value, np.ndarray) for value in values):
+        if len({getattr(value, "shape", None) for value in values}) != 1:
+            raise TypeError(
+                f"cannot hash {name}: its rows are arrays of varying shape (or missing); say "
+                "which bytes make a row's identity (e.g. each row's tobytes()) and hash those"
+            )
+        return numpy_column(np.stack(list(values)), name)
+    return pa.array(values)
