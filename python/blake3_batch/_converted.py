@@ -32,7 +32,7 @@ def as_arrow(data: Any) -> Any:
         import pyarrow as pa
 
         if isinstance(data, pd.DataFrame):
-            return pa.Table.from_pandas(data, preserve_index=False)
+            return _frame(data)
         if isinstance(data, (pd.Series, pd.Index)):
             array = pa.array(data)
             return array if isinstance(array, pa.ChunkedArray) else pa.chunked_array([array], array.type)
@@ -52,6 +52,37 @@ def as_arrow(data: Any) -> Any:
     return data
 
 
+def _frame(frame: Any) -> Any:
+    """A DataFrame's columns as a pyarrow table, its tensor columns (rows
+    of arrays, which pyarrow does not convert) as :func:`numpy_column`
+    makes them."""
+    import pyarrow as pa
+
+    tensors = [i for i in range(frame.shape[1]) if _holds_arrays(frame.iloc[:, i].to_numpy())]
+    if not tensors:
+        return pa.Table.from_pandas(frame, preserve_index=False)
+    others = iter(pa.Table.from_pandas(frame.drop(columns=frame.columns[tensors]), preserve_index=False).columns)
+    names = [str(name) for name in frame.columns]
+    columns = [
+        pa.chunked_array([numpy_column(frame.iloc[:, i].to_numpy(), f"column {names[i]!r}")])
+        if i in tensors
+        else next(others)
+        for i in range(len(names))
+    ]
+    return pa.Table.from_arrays(columns, names=names)
+
+
+def _holds_arrays(values: Any) -> bool:
+    """Whether a 1-D array holds Python objects that are arrays, by its
+    first value that is not None."""
+    import numpy as np
+
+    if values.dtype != object:
+        return False
+    first = next((value for value in values if value is not None), None)
+    return isinstance(first, np.ndarray)
+
+
 def numpy_column(values: Any, name: str) -> Any:
     """A NumPy array as a pyarrow array: of more than one dimension, a
     fixed-size list of each row's values, whose bytes are the row's
@@ -66,7 +97,7 @@ def numpy_column(values: Any, name: str) -> Any:
         rows = np.ascontiguousarray(values)
         width = int(np.prod(rows.shape[1:]))
         return pa.FixedSizeListArray.from_arrays(pa.array(rows.reshape(-1)), width)
-    if values.dtype == object and any(isinstance(value, np.ndarray) for value in values):
+    if _holds_arrays(values):
         if len({getattr(value, "shape", None) for value in values}) != 1:
             raise TypeError(
                 f"cannot hash {name}: its rows are arrays of varying shape (or missing); say "

@@ -32,7 +32,7 @@ from __future__ import annotations
 from typing import Any, Dict, Optional, Sequence, Union, cast
 
 from . import Engine
-from ._converted import numpy_column
+from ._converted import as_arrow, numpy_column
 from ._native import check_options
 
 __all__ = ["HashColumn", "HashFiles"]
@@ -184,10 +184,9 @@ class HashFiles(HashColumn):
 
 def _columns(batch: Any, names: Sequence[str], helper: str) -> Dict[str, Any]:
     """The columns ``names`` of a batch of any of Ray's formats, as pyarrow
-    (chunked) arrays: a pyarrow table or record batch's own, a pandas
-    DataFrame's converted by pyarrow (as ``hash_arrow`` converts them), a
-    dict of NumPy arrays' with each row of a tensor (an array of more than
-    one dimension) its values."""
+    (chunked) arrays: a pyarrow table or record batch's own; a pandas
+    DataFrame's or a dict of NumPy arrays' converted as ``hash_arrow``
+    converts them (a tensor column's rows as their values)."""
     import pyarrow as pa
 
     if isinstance(batch, pa.RecordBatch):
@@ -209,14 +208,8 @@ def _columns(batch: Any, names: Sequence[str], helper: str) -> Dict[str, Any]:
         return {name: batch.column(name) for name in names}
     if isinstance(batch, dict):
         return {name: numpy_column(batch[name], f"column {name!r}") for name in names}
-    columns = {}
-    for name in names:
-        values = batch[name]
-        if values.dtype == object and any(type(value).__name__ == "ndarray" for value in values):
-            columns[name] = numpy_column(values.to_numpy(), f"column {name!r}")
-        else:
-            columns[name] = pa.Table.from_pandas(batch[[name]], preserve_index=False).column(0)
-    return columns
+    table = as_arrow(batch[list(names)])
+    return {name: table.column(name) for name in names}
 
 
 def _storage(values: Any) -> Any:

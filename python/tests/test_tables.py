@@ -114,6 +114,12 @@ def test_numpy_arrays_and_pandas_indexes_are_columns():
     assert bb.hash_arrow(np.array([True, False])).to_pylist() == [blake3.blake3(b"\1").digest(), blake3.blake3(b"\0").digest()]
     pd = pytest.importorskip("pandas")
     assert bb.hash_arrow(pd.Index(["alpha", "beta"])).to_pylist() == digests(["alpha", "beta"])
+    # A DataFrame's column of arrays of one shape is a tensor column too.
+    tensors = np.arange(12, dtype="<f4").reshape(3, 4)
+    frame_ = pd.DataFrame({"s": ["a", "b", "c"], "t": list(tensors)})
+    assert bb.hash_arrow(frame_[["t"]]).to_pylist() == [bytes(d) for d in bb.hash_records(tensors)]
+    rows = bb.hash_arrow(frame_, rows=True).to_pylist()
+    assert rows[1] == blake3.blake3(frame(b"b") + frame(tensors[1].tobytes())).digest()
 
 
 def test_a_lazy_query_is_asked_to_run_first():
