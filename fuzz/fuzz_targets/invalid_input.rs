@@ -36,11 +36,7 @@ fuzz_target!(|bytes: &[u8]| {
                 "written on error"
             ),
         }
-        let records = if record_size == 0 {
-            0
-        } else {
-            data.len() / record_size
-        };
+        let records = data.len().checked_div(record_size).unwrap_or(0);
         let mut out = vec![UNTOUCHED; records + usize::from(out_len % 2 == 1)];
         match engine.hash_records_into(mode, &data, record_size, &mut out) {
             Ok(()) => {
