@@ -162,3 +162,4 @@ def test_hash_files_takes_a_sorted_pandas_frame_of_paths(tmp_path):
     table = pd.DataFrame({"path": paths}).sort_values("path", ascending=False)
     assert bb.hash_files(table) == [blake3.blake3(open(p, "rb").read()).digest() for p in reversed(paths)]
     assert bb.hash_files(table["path"]) == bb.hash_files(table)
+    assert bb.hash_files(table["path"].to_numpy().astype(str)) == bb.hash_files(table)
