@@ -58,7 +58,11 @@ def _frame(frame: Any) -> Any:
     makes them."""
     import pyarrow as pa
 
-    tensors = [i for i in range(frame.shape[1]) if _holds_arrays(frame.iloc[:, i].to_numpy())]
+    # Only object columns can hold arrays: others are not turned into
+    # NumPy (a pandas 3 string column would become Python objects).
+    tensors = [
+        i for i in range(frame.shape[1]) if frame.dtypes.iloc[i] == object and _holds_arrays(frame.iloc[:, i].to_numpy())
+    ]
     if not tensors:
         return pa.Table.from_pandas(frame, preserve_index=False)
     others = iter(pa.Table.from_pandas(frame.drop(columns=frame.columns[tensors]), preserve_index=False).columns)
