@@ -15,7 +15,8 @@ one of single bytes, most likely bytes not yet cut into blobs, is
 refused, as ``hash_records`` refuses it); an
 array of more dimensions is a column of its rows, each hashed as its
 values' bytes (``row.tobytes()``, as ``hash_records`` hashes it), and so
-is a 1-D array of arrays of one shape (a tensor column in a pandas batch).
+is each array of a 1-D array of arrays of any shapes (a tensor column in
+a pandas or numpy batch), None a null.
 """
 
 from __future__ import annotations
@@ -89,23 +90,67 @@ def _holds_arrays(values: Any) -> bool:
 
 def numpy_column(values: Any, name: str) -> Any:
     """A NumPy array as a pyarrow array: of more than one dimension, a
-    fixed-size list of each row's values, whose bytes are the row's
-    ``tobytes()`` (as Ray's pyarrow tensors are); a 1-D array of arrays of
-    one shape, those stacked; any other 1-D array as ``pyarrow.array``
-    makes it. ``name`` is for messages."""
+    column of its rows, each the bytes of ``row.tobytes()`` (as Ray's
+    pyarrow tensors hash); a 1-D array of arrays (of one shape or not, and
+    None for a null row), each the bytes of its ``tobytes()``; any other
+    1-D array as ``pyarrow.array`` makes it. ``name`` is for messages."""
     import numpy as np
     import pyarrow as pa
 
     values = np.asarray(values)
     if values.ndim > 1:
         rows = np.ascontiguousarray(values)
-        width = int(np.prod(rows.shape[1:]))
-        return pa.FixedSizeListArray.from_arrays(pa.array(rows.reshape(-1)), width)
+        _check_plain(rows.dtype, name)
+        width = rows.itemsize * int(np.prod(rows.shape[1:]))
+        if width == 0:
+            # Rows of no bytes: pyarrow has no fixed-size list of size 0.
+            return pa.LargeListArray.from_arrays(pa.array(np.zeros(len(rows) + 1, np.int64)), pa.array([], pa.uint8()))
+        return pa.FixedSizeListArray.from_arrays(pa.array(_bytes_of(rows)), width)
     if _holds_arrays(values):
-        if len({getattr(value, "shape", None) for value in values}) != 1:
-            raise TypeError(
-                f"cannot hash {name}: its rows are arrays of varying shape (or missing); say "
-                "which bytes make a row's identity (e.g. each row's tobytes()) and hash those"
-            )
-        return numpy_column(np.stack(list(values)), name)
+        return _tensor_rows(values, name)
     return pa.array(values)
+
+
+def _tensor_rows(values: Any, name: str) -> Any:
+    """A 1-D array of arrays (any shapes, None for null) as a ``large_list``
+    of bytes, row ``i`` the bytes of ``values[i].tobytes()``: a tensor's
+    identity is its values, whatever its shape, as a column of tensors of
+    one shape hashes them (Ray makes one block's tensors of one shape and
+    another's of varying shape from the same rows, and their digests must
+    not depend on which)."""
+    import numpy as np
+    import pyarrow as pa
+
+    rows = list(values)
+    for i, row in enumerate(rows):
+        if row is None:
+            continue
+        if not isinstance(row, np.ndarray):
+            raise TypeError(
+                f"cannot hash {name}: it holds arrays, but row {i} is a {type(row).__name__}; "
+                "make every row an array (or None)"
+            )
+        _check_plain(row.dtype, name)
+    lengths = np.array([0 if row is None else row.nbytes for row in rows], dtype=np.int64)
+    offsets = np.zeros(len(rows) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    data = np.concatenate([_bytes_of(row) for row in rows if row is not None] or [np.empty(0, np.uint8)])
+    mask = np.array([row is None for row in rows])
+    return pa.LargeListArray.from_arrays(pa.array(offsets), pa.array(data), mask=pa.array(mask) if mask.any() else None)
+
+
+def _bytes_of(array: Any) -> Any:
+    """The bytes of ``array.tobytes()`` as a 1-D ``uint8`` array (a view
+    where the array is C-contiguous)."""
+    import numpy as np
+
+    return np.ascontiguousarray(array).reshape(-1).view(np.uint8)
+
+
+def _check_plain(dtype: Any, name: str) -> None:
+    """Refuses a dtype that holds Python objects: their bytes are pointers."""
+    if dtype.hasobject:
+        raise TypeError(
+            f"cannot hash {name}: its rows are arrays of Python objects (dtype {dtype}), whose "
+            "bytes are pointers; convert them to numbers or bytes first"
+        )

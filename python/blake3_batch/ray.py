@@ -1,6 +1,7 @@
 """Ray Data helpers: a digest column added to every batch of a dataset, one
 engine per worker: of a column of any type ``hash_arrow`` takes (binary,
-strings, numbers, lists, structs; tensor columns of one shape included), or
+strings, numbers, lists, structs; tensor columns, each tensor hashed as
+its values whatever the shapes in the block), or
 of each row over several columns (``HashColumn``), or of
 the files a column of paths names, read where the worker runs
 (``HashFiles``: only the digests travel, not the files' bytes).
@@ -107,9 +108,9 @@ class HashColumn:
         engine = self._get_engine()
         rows = not isinstance(self.column, str)
         if rows:
-            values = pa.table({name: _storage(columns[name]) for name in names})
+            values = pa.table({name: _storage(columns[name], name) for name in names})
         else:
-            values = _storage(columns[names[0]])
+            values = _storage(columns[names[0]], names[0])
         if self.as_u64:
             digests = engine.hash_arrow_u64(values, key=self.key, derive_key=self.derive_key, rows=rows)
         else:
@@ -212,22 +213,21 @@ def _columns(batch: Any, names: Sequence[str], helper: str) -> Dict[str, Any]:
     return {name: table.column(name) for name in names}
 
 
-def _storage(values: Any) -> Any:
-    """An extension column (Ray's tensors) as its storage, the same bytes:
-    some Ray versions write the extension's metadata as pickled bytes,
-    which the Arrow C interface refuses as a field's (not UTF-8). Storage
-    of structs (tensors of varying shape) is refused here."""
+def _storage(values: Any, name: str) -> Any:
+    """An extension column as the bytes to hash: Ray's tensors as their
+    values, whatever their shapes, and its pickled objects refused
+    (:mod:`blake3_batch._ray_columns`); any other
+    as its storage (some Ray versions write an extension's metadata as
+    pickled bytes, which the Arrow C interface refuses as a field's)."""
     import pyarrow as pa
+
+    from ._ray_columns import column_values, is_ray_type
 
     kind = values.type
     if not isinstance(kind, pa.ExtensionType):
         return values
-    if pa.types.is_struct(kind.storage_type):
-        raise TypeError(
-            f"cannot hash a column of type {kind}: its rows are structs (tensors of varying "
-            "shape: values and shape); say which bytes make a row's identity, e.g. "
-            'its storage\'s "data" field (pyarrow.compute.struct_field) for the values alone'
-        )
+    if is_ray_type(kind):
+        return column_values(values, f"column {name!r}")
     return pa.chunked_array([chunk.storage for chunk in values.chunks], type=kind.storage_type)
 
 

@@ -13,40 +13,57 @@ use arrow_buffer::{Buffer, OffsetBuffer, ScalarBuffer};
 use blake3_batch::{Engine, Error, ErrorKind, Mode};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
+use pyo3::types::PyType;
 
 /// `column` as the Arrow data to read: a pandas DataFrame, Series or Index
 /// or a NumPy array as pyarrow data, without the DataFrame's index
-/// (`blake3_batch._converted`); then, for a pyarrow object, a copy of the
+/// (`blake3_batch._converted`); then, for a pyarrow object, Ray's tensor
+/// columns as their values (`blake3_batch._ray_columns`) and a copy of the
 /// columns that arrow-rs would panic on importing
 /// (`blake3_batch._unsliced`: structs in sliced structs,
 /// apache/arrow-rs#9235); anything else as it is.
 pub fn arrow_input<'py>(column: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
-    let module = column.get_type().module()?;
-    let module = module.to_cow()?;
-    let converted = module.starts_with("pandas") || module == "numpy";
-    let column = match converted {
-        true => column
-            .py()
-            .import("blake3_batch._converted")?
-            .getattr("as_arrow")?
-            .call1((column,))?,
-        false => column.clone(),
+    let column = match module_of(column)? {
+        module if module.starts_with("pandas") || module == "numpy" => {
+            call_helper(column, "_converted", "as_arrow")?
+        }
+        _ => column.clone(),
     };
-    unsliced(&column)
+    if !is_pyarrow(&column)? {
+        return Ok(column);
+    }
+    let values = call_helper(&column, "_ray_columns", "ray_columns_as_values")?;
+    call_helper(&values, "_unsliced", "unsliced")
 }
 
-/// `column` as it is, or, for a pyarrow object, a copy of the columns that
-/// arrow-rs would panic on importing (see [`arrow_input`]).
-fn unsliced<'py>(column: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
-    let module = column.get_type().module()?;
-    if !module.to_cow()?.starts_with("pyarrow") {
-        return Ok(column.clone());
+/// The name of the module that defines `object`'s class.
+fn module_of(object: &Bound<'_, PyAny>) -> PyResult<String> {
+    Ok(object.get_type().module()?.to_cow()?.into_owned())
+}
+
+/// Whether `object` is a pyarrow object: of a pyarrow class or one derived
+/// from it (Ray's tensor arrays are `pyarrow.ExtensionArray`s).
+fn is_pyarrow(object: &Bound<'_, PyAny>) -> PyResult<bool> {
+    for class in object.get_type().mro().iter() {
+        let class = class.cast::<PyType>()?;
+        if class.module()?.to_cow()?.starts_with("pyarrow") {
+            return Ok(true);
+        }
     }
-    let fix = column
+    Ok(false)
+}
+
+/// `blake3_batch.<module>.<function>(object)`.
+fn call_helper<'py>(
+    object: &Bound<'py, PyAny>,
+    module: &str,
+    function: &str,
+) -> PyResult<Bound<'py, PyAny>> {
+    let helper = object
         .py()
-        .import("blake3_batch._unsliced")?
-        .getattr("unsliced")?;
-    fix.call1((column,))
+        .import(format!("blake3_batch.{module}"))?
+        .getattr(function)?;
+    helper.call1((object,))
 }
 
 /// Runs `import`, an import of Arrow data through the C data interface,

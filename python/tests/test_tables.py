@@ -103,9 +103,23 @@ def test_numpy_arrays_and_pandas_indexes_are_columns():
         keys = bb.hash_arrow_u64(array).to_pylist()
         assert keys == [int.from_bytes(bytes(d[:8]), "little") for d in bb.hash_records(np.ascontiguousarray(array))]
     assert [d for b in bb.hash_arrow_batches([texts[:1], texts[1:]]) for d in b.to_pylist()] == digests(list(texts))
-    ragged = np.empty(2, dtype=object)
-    ragged[0], ragged[1] = np.zeros(2), np.zeros(3)
-    with pytest.raises(TypeError, match="varying shape"):
+    # Rows of no bytes, rows of bytes strings and big-endian rows: the
+    # bytes of tobytes() all the same.
+    for array in (np.zeros((3, 0)), np.array([[b"ab", b"c"], [b"", b"d"]]), np.arange(6, dtype=">u4").reshape(2, 3)):
+        assert bb.hash_arrow(array).to_pylist() == [blake3.blake3(row.tobytes()).digest() for row in array]
+    # Arrays of any shapes, each its tobytes() (the shape is not part of
+    # it), None a null; arrays of Python objects have no bytes to hash.
+    ragged = np.empty(4, dtype=object)
+    ragged[0], ragged[1], ragged[3] = np.zeros((2, 3), "<f8"), np.arange(3, dtype="<i2"), np.arange(6.0).reshape(3, 2).T
+    want = [blake3.blake3(ragged[0].tobytes()).digest(), blake3.blake3(ragged[1].tobytes()).digest(), None, blake3.blake3(ragged[3].tobytes()).digest()]
+    assert bb.hash_arrow(ragged).to_pylist() == want
+    assert bb.hash_arrow(ragged[2:]).to_pylist() == want[2:]
+    assert bb.hash_arrow(np.array([None, None], dtype=object)).to_pylist() == [None, None]
+    ragged[2] = np.array(["a", 1], dtype=object)
+    with pytest.raises(TypeError, match="arrays of Python objects"):
+        bb.hash_arrow(ragged)
+    ragged[2] = [1, 2]
+    with pytest.raises(TypeError, match="row 2 is a list; make every row an array"):
         bb.hash_arrow(ragged)
     # Bytes not yet cut into blobs are refused, as hash_records refuses them.
     for flat in (np.frombuffer(b"abc", np.uint8), np.zeros(3, np.int8), np.array(7)):
@@ -120,6 +134,8 @@ def test_numpy_arrays_and_pandas_indexes_are_columns():
     assert bb.hash_arrow(frame_[["t"]]).to_pylist() == [bytes(d) for d in bb.hash_records(tensors)]
     rows = bb.hash_arrow(frame_, rows=True).to_pylist()
     assert rows[1] == blake3.blake3(frame(b"b") + frame(tensors[1].tobytes())).digest()
+    images = pd.DataFrame({"image": [np.ones((2, 2), np.uint8), None, np.ones((1, 3), np.uint8)]})
+    assert bb.hash_arrow(images).to_pylist() == [blake3.blake3(b"\1" * 4).digest(), None, blake3.blake3(b"\1" * 3).digest()]
 
 
 def test_a_lazy_query_is_asked_to_run_first():

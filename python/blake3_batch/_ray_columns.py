@@ -1,0 +1,86 @@
+"""Ray Data's extension columns as the bytes that identify their rows.
+
+Ray stores a column of NumPy tensors as an Arrow extension type: tensors
+of one shape as a list of each tensor's values in C order, tensors of
+varying shape as a struct of those values (``data``) and the shape. Which
+of the two a block gets depends on the shapes that happen to meet in it,
+and concatenating blocks turns one into the other, so a tensor's digest
+must not depend on it: in both, a row is hashed as its values, the bytes
+of ``tensor.tobytes()``, and the shape is not part of the digest (as it is
+not where every row has the same shape).
+
+A column of Python objects, which Ray stores pickled (tensors of different
+numbers of dimensions among them), is refused: a pickle's bytes are not
+the object's.
+
+The columns are replaced by their values before they cross the Arrow C
+interface, which also keeps Ray's extension metadata (pickled bytes in
+some versions, which arrow-rs refuses) out of it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pyarrow as pa
+
+_FIXED_SHAPE = ("ray.data.arrow_tensor", "ray.data.arrow_tensor_v2")
+_VARYING_SHAPE = "ray.data.arrow_variable_shaped_tensor"
+_PICKLED_OBJECTS = "ray.data.arrow_pickled_object"
+
+
+def is_ray_type(data_type: pa.DataType) -> bool:
+    """Whether ``data_type`` is one of Ray's tensor or object extension types."""
+    name = getattr(data_type, "extension_name", None)
+    return name in _FIXED_SHAPE or name in (_VARYING_SHAPE, _PICKLED_OBJECTS)
+
+
+def _values_type(data_type: pa.DataType) -> pa.DataType:
+    storage = data_type.storage_type
+    return storage.field("data").type if pa.types.is_struct(storage) else storage
+
+
+def tensor_values(array: pa.Array) -> pa.Array:
+    """A Ray tensor array's rows as lists of their values (a null row
+    stays null)."""
+    storage = array.storage
+    if not pa.types.is_struct(storage.type):
+        return storage
+    # flatten() applies the struct's offset and nulls to its fields.
+    return storage.flatten()[storage.type.get_field_index("data")]
+
+
+def _chunked(column: pa.ChunkedArray) -> pa.ChunkedArray:
+    return pa.chunked_array([tensor_values(chunk) for chunk in column.chunks], _values_type(column.type))
+
+
+def column_values(column: Any, name: str = "the column") -> Any:
+    """A pyarrow array or chunked array as it is, or, where it is a Ray
+    tensor column, as its values; a column of Ray's pickled objects raises
+    ``TypeError`` (see the module's docs). ``name`` is for messages."""
+    if not is_ray_type(column.type):
+        return column
+    if column.type.extension_name == _PICKLED_OBJECTS:
+        raise TypeError(
+            f"cannot hash {name}: Ray stored it as pickled Python objects (values of mixed types, "
+            "or tensors of different numbers of dimensions), and a pickle's bytes are not the "
+            'object\'s; take the batches with batch_format="numpy" (arrays are hashed as their '
+            "tobytes()) or convert the values to one Arrow type first"
+        )
+    if isinstance(column, pa.ChunkedArray):
+        return _chunked(column)
+    return tensor_values(column)
+
+
+def ray_columns_as_values(data: Any) -> Any:
+    """``data`` itself, or, where a pyarrow array, chunked array, record
+    batch or table is or holds a Ray tensor column, a copy in which that
+    column is its values (see :func:`column_values`)."""
+    if isinstance(data, (pa.Array, pa.ChunkedArray)):
+        return column_values(data)
+    if isinstance(data, (pa.RecordBatch, pa.Table)):
+        if not any(is_ray_type(field.type) for field in data.schema):
+            return data
+        columns = [column_values(column, f"column {name!r}") for column, name in zip(data.columns, data.schema.names)]
+        return type(data).from_arrays(columns, names=data.schema.names)
+    return data
