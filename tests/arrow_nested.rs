@@ -1,7 +1,7 @@
 //! `Engine::hash_arrow` over booleans, lists of anything, maps and structs
 //! nested to any depth: each row's encoding as the crate documents it (a
-//! boolean one byte; a list of numbers or booleans its values back to
-//! back; a struct's fields and any other list's values framed: a null
+//! boolean one byte; a list of numbers or booleans, or of fixed-size lists
+//! of them (tensors), its values back to back; a struct's fields and any other list's values framed: a null
 //! `0x00`, any other value `0x01`, its length as a little-endian u64, its
 //! encoding; a map the list of its entries), built here from the arrays'
 //! values through arrow's own accessors and checked against the `blake3`
@@ -40,12 +40,16 @@ fn frame(value: Option<Vec<u8>>) -> Vec<u8> {
     }
 }
 
-/// Whether a list of this type's values is them back to back, unframed.
+/// Whether a list of this type's values is them back to back, unframed:
+/// numbers, booleans, and fixed-size lists of them (tensors).
 fn is_unframed(data_type: &DataType) -> bool {
-    matches!(
-        data_type,
-        DataType::Boolean | DataType::Int8 | DataType::Int32 | DataType::Int64
-    )
+    match data_type {
+        DataType::FixedSizeList(child, _) => is_unframed(child.data_type()),
+        data_type => matches!(
+            data_type,
+            DataType::Boolean | DataType::Int8 | DataType::Int32 | DataType::Int64
+        ),
+    }
 }
 
 /// Row `row`'s encoding as the crate documents it, from the array's
@@ -155,7 +159,26 @@ fn nested_types() -> Vec<DataType> {
             ("raw", DataType::FixedSizeBinary(5)),
         ]),
         list_of(list_of(list_of(strings()))),
+        // Tensors: fixed-size lists of fixed-size lists of numbers or
+        // booleans, alone, in a list and in a struct.
+        fixed_size_list_of(fixed_size_list_of(DataType::Int32, 3), 2),
+        list_of(fixed_size_list_of(DataType::Int8, 4)),
+        fixed_size_list_of(fixed_size_list_of(DataType::Boolean, 2), 2),
+        struct_of(vec![
+            ("id", DataType::Int64),
+            (
+                "cube",
+                fixed_size_list_of(
+                    fixed_size_list_of(fixed_size_list_of(DataType::Int64, 2), 2),
+                    2,
+                ),
+            ),
+        ]),
     ]
+}
+
+fn fixed_size_list_of(data_type: DataType, size: i32) -> DataType {
+    DataType::FixedSizeList(Arc::new(Field::new("item", data_type, true)), size)
 }
 
 /// A random array of `data_type` (one of those [`nested_types`] uses)
@@ -493,4 +516,83 @@ fn a_null_inside_a_nested_list_of_numbers_is_refused_at_the_callers_row() {
     assert!(engine
         .hash_arrow(Mode::Hash, &table(vec![true, false, true, false]))
         .is_ok());
+}
+
+/// A tensor as nested fixed-size lists (Polars' `Array` of several
+/// dimensions, DuckDB's `INTEGER[3][2]`) is its numbers in row-major order,
+/// as a flat fixed-size list of them is; a null anywhere inside a row that
+/// is not null is refused.
+#[test]
+fn a_tensor_of_nested_fixed_size_lists_is_its_numbers_in_order() {
+    let engine = &all_engines()[0].1;
+    let numbers = |values: Vec<Option<i32>>| Arc::new(Int32Array::from(values)) as ArrayRef;
+    let int_field = Arc::new(Field::new("item", DataType::Int32, true));
+    let rows = |values: ArrayRef, inner_nulls: Option<NullBuffer>, nulls: Option<NullBuffer>| {
+        let inner = FixedSizeListArray::new(int_field.clone(), 3, values, inner_nulls);
+        let inner_field = Arc::new(Field::new("item", inner.data_type().clone(), true));
+        FixedSizeListArray::new(inner_field, 2, Arc::new(inner), nulls)
+    };
+    // Two rows of 2 × 3 numbers, 0..12.
+    let tensors = rows(numbers((0..12).map(Some).collect()), None, None);
+    let flat = FixedSizeListArray::new(
+        int_field.clone(),
+        6,
+        numbers((0..12).map(Some).collect()),
+        None,
+    );
+    let expected: Vec<Option<Vec<u8>>> = (0..2)
+        .map(|row| {
+            let bytes: Vec<u8> = (6 * row..6 * row + 6)
+                .flat_map(|n: i32| n.to_le_bytes())
+                .collect();
+            Some(blake3::hash(&bytes).as_bytes().to_vec())
+        })
+        .collect();
+    for (name, engine) in all_engines() {
+        let digests = engine.hash_arrow(Mode::Hash, &tensors).unwrap();
+        assert_eq!(arrow_outputs(&digests), expected, "{name}");
+        let digests = engine.hash_arrow(Mode::Hash, &flat).unwrap();
+        assert_eq!(arrow_outputs(&digests), expected, "{name}, flat");
+        let digests = engine.hash_arrow(Mode::Hash, &tensors.slice(1, 1)).unwrap();
+        assert_eq!(arrow_outputs(&digests), expected[1..], "{name}, sliced");
+    }
+    // In a table, its bytes framed once, as any column's value.
+    let fields = Fields::from(vec![Field::new("t", tensors.data_type().clone(), true)]);
+    let table = StructArray::new(fields, vec![Arc::new(tensors.clone())], None);
+    let digests = arrow_outputs(&engine.hash_arrow(Mode::Hash, &table).unwrap());
+    let row: Vec<u8> = (6..12).flat_map(|n: i32| n.to_le_bytes()).collect();
+    assert_eq!(
+        digests[1].as_deref(),
+        Some(blake3::hash(&frame(Some(row))).as_bytes().as_slice())
+    );
+
+    // A null number, or a null inner list, in row 1; under a null row it is
+    // never read.
+    let with_null_number = |nulls| {
+        rows(
+            numbers((0..12).map(|n| (n != 8).then_some(n)).collect()),
+            None,
+            nulls,
+        )
+    };
+    let inner_nulls = Some(NullBuffer::from(vec![true, true, true, false]));
+    let with_null_list = |nulls| {
+        rows(
+            numbers((0..12).map(Some).collect()),
+            inner_nulls.clone(),
+            nulls,
+        )
+    };
+    for array in [with_null_number(None), with_null_list(None)] {
+        let error = engine.hash_arrow(Mode::Hash, &array).unwrap_err();
+        assert!(
+            matches!(error.kind(), ErrorKind::ArrowNullValue { row: 1 }),
+            "{error}"
+        );
+    }
+    let row_1_null = || Some(NullBuffer::from(vec![true, false]));
+    for array in [with_null_number(row_1_null()), with_null_list(row_1_null())] {
+        let digests = arrow_outputs(&engine.hash_arrow(Mode::Hash, &array).unwrap());
+        assert_eq!(digests, vec![expected[0].clone(), None]);
+    }
 }

@@ -56,10 +56,11 @@ def hash_arrow(
     bytes, as ``numpy``'s ``tobytes()`` gives them), or a dictionary of
     either (as categoricals are: each row gets its value's digest), or a
     list, large_list or fixed_size_list of fixed-width numbers (token ids,
-    embeddings, tensors), whose rows are hashed as the bytes of their
+    embeddings, tensors; also of fixed-size lists of them, a tensor of more
+    dimensions in row-major order), whose rows are hashed as the bytes of their
     values (a null value inside a valid row is a ``ValueError``); it is
     read in place. Booleans are one byte each (a list of them, those bytes
-    back to back); a list of any other values (strings, lists, structs),
+    back to back); a list of any other values (strings, variable-size lists, structs),
     a map (a list of key-value structs) or a struct value is hashed as its
     values framed as ``rows=True`` frames a row's columns, nested to any
     depth (see the README). Returns a

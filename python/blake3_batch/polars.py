@@ -15,8 +15,9 @@ eager and lazy queries (the streaming engine included)::
 Each batch of the column is hashed as :func:`blake3_batch.hash_arrow`
 hashes it, read in place with the GIL released: String, Binary,
 Categorical and Enum columns, numbers (each one's bytes), Booleans (one
-byte each), Lists and Arrays of numbers (their values' bytes) or of
-anything else (their values framed), and Structs
+byte each), Lists and Arrays of numbers (their values' bytes; an Array
+of several dimensions, a tensor, its values in row-major order, as NumPy's
+``tobytes()`` gives them) or of anything else (their values framed), and Structs
 (``pl.struct("id", "text")``: each row over all its fields, framed as
 ``hash_arrow(..., rows=True)`` frames a table's rows), nested to any
 depth; nulls stay null. ``length``,

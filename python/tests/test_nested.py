@@ -19,6 +19,8 @@ from conftest import KEY, kwargs_of, reference
 
 
 def is_unframed(t):
+    if pa.types.is_fixed_size_list(t):  # a tensor's rows: their length is fixed too
+        return is_unframed(t.value_type)
     return pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_boolean(t)
 
 
@@ -69,6 +71,12 @@ COLUMNS = {
     "list<bool>": pa.array([[True, False], [], None], pa.list_(pa.bool_())),
     "list<list<int32>>": pa.array([[[1, 2], [3]], [[1], [2, 3]], [None], [[]], None], pa.list_(pa.list_(pa.int32()))),
     "list<null>": pa.array([[None, None], [], None], pa.list_(pa.null())),
+    "fixed_size_list<fixed_size_list<int16, 2>, 2>": pa.array(
+        [[[1, 2], [3, 4]], None, [[-1, 0], [5, 6]]], pa.list_(pa.list_(pa.int16(), 2), 2)
+    ),
+    "list<fixed_size_list<bool, 3>>": pa.array(
+        [[[True, False, True]], [], None, [[False] * 3, [True] * 3]], pa.list_(pa.list_(pa.bool_(), 3))
+    ),
     "list<dictionary>": pa.array([["x", "y"], None], pa.list_(pa.string())).cast(
         pa.list_(pa.dictionary(pa.int8(), pa.string()))
     ),

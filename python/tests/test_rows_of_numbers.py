@@ -195,6 +195,33 @@ def test_a_fixed_shape_tensor_column_hashes_each_tensor():
     assert bb.hash_arrow(column).to_pylist() == [reference(t.tobytes()) for t in tensors]
 
 
+def test_a_tensor_as_nested_fixed_size_lists_hashes_as_its_values_in_row_major_order():
+    # Polars' Array of several dimensions, DuckDB's FLOAT[3][2] and pyarrow's
+    # nested fixed-size lists give each tensor the digest of its NumPy row
+    # (hash_records, Ray's tensors, a flat fixed-shape tensor column).
+    tensors = np.arange(4 * 2 * 3, dtype="<f4").reshape(4, 2, 3)
+    expected = [reference(t.tobytes()) for t in tensors]
+    assert [bytes(d) for d in bb.hash_records(tensors)] == expected
+    nested = pa.array(tensors.tolist(), pa.list_(pa.list_(pa.float32(), 3), 2))
+    assert bb.hash_arrow(nested).to_pylist() == expected
+    assert bb.hash_arrow(nested.slice(1)).to_pylist() == expected[1:]
+    assert bb.hash_arrow(pa.array(tensors.tolist(), pa.list_(pa.list_(pa.float32(), 3)))).to_pylist() == expected
+    # A null tensor is a null digest; a null inside one is refused.
+    with_null = pa.array([tensors[0].tolist(), None], nested.type)
+    assert bb.hash_arrow(with_null).to_pylist() == [expected[0], None]
+    with pytest.raises(ValueError, match="row 1"):
+        bb.hash_arrow(pa.array([tensors[0].tolist(), [[1, 2, 3], None]], nested.type))
+    with pytest.raises(ValueError, match="row 0"):
+        bb.hash_arrow(pa.array([[[1, None, 3], [4, 5, 6]]], nested.type))
+    pl = pytest.importorskip("polars")
+    series = pl.Series("t", tensors, dtype=pl.Array(pl.Float32, (2, 3)))
+    assert bb.hash_arrow(series).to_pylist() == expected
+    duckdb = pytest.importorskip("duckdb")
+    con = duckdb.connect()
+    con.register("t", pa.table({"t": nested}))
+    assert bb.hash_arrow(con.sql("select t::FLOAT[3][2] as t from t")).to_pylist() == expected
+
+
 # NumPy records of any dtype: row i is records[i].tobytes().
 
 RECORD_ARRAYS = {

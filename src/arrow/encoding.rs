@@ -6,8 +6,9 @@
 //! - binary or string: its bytes; a fixed-width number: its little-endian
 //!   bytes; a boolean: one byte, `0x00` or `0x01`; a dictionary row: its
 //!   value's;
-//! - a list of fixed-width numbers or of booleans: its values' encodings
-//!   back to back (a null value has none: such rows are refused);
+//! - a list of fixed-width numbers or of booleans, or of fixed-size lists
+//!   of them (a tensor): its values' encodings back to back (a null value
+//!   has none: such rows are refused);
 //! - a struct: each field's value framed, in field order;
 //! - any other list: each value framed, in order; a map is the list of
 //!   its entries, each a struct of key and value.
@@ -51,9 +52,14 @@ pub(super) fn is_hashable(data_type: &DataType) -> bool {
 
 /// Whether a list of values of this type is their encodings back to back,
 /// unframed: fixed-width numbers and booleans, whose length the type
-/// fixes. Such a list cannot hold a null value.
+/// fixes, and fixed-size lists of them, whose length it fixes too (a
+/// tensor's rows: nested, they are its values in row-major order, as
+/// NumPy's `tobytes()` gives them). Such a list cannot hold a null value.
 pub(super) fn is_unframed_value(data_type: &DataType) -> bool {
-    data_type.primitive_width().is_some() || *data_type == DataType::Boolean
+    match data_type {
+        DataType::FixedSizeList(child, _) => is_unframed_value(child.data_type()),
+        data_type => data_type.primitive_width().is_some() || *data_type == DataType::Boolean,
+    }
 }
 
 /// Where each row of a list array finds its values in the child array.

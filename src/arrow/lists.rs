@@ -1,27 +1,42 @@
 //! Arrow lists of fixed-width values — token ids, embeddings, tensors
-//! stored as `list`, `large_list` or `fixed_size_list` of numbers — as
+//! stored as `list`, `large_list` or `fixed_size_list` of numbers, or of
+//! fixed-size lists of numbers (a tensor of more dimensions) — as
 //! rows of bytes: each row's values as they lie in the child array
 //! (little-endian, Arrow's layout), read in place. A row's digest is
 //! BLAKE3 of those bytes (in Python, `blake3(numpy.asarray(row).tobytes())`).
 
 use std::borrow::Cow;
 
+use arrow_array::cast::AsArray;
 use arrow_array::{downcast_primitive_array, Array, OffsetSizeTrait};
 use arrow_schema::DataType;
 
 use super::encoding::{list_parts, Offsets};
 use super::rows::Rows;
 
-/// The byte width of one value of a list type whose rows can be hashed:
-/// a list of fixed-width numbers (integers, floats, decimals, dates,
-/// times, durations). `None` for any other type: a list of strings or of
-/// lists has no single byte layout, and booleans are bits.
+/// The byte width of one value of a list type whose rows can be hashed
+/// in place: a list of fixed-width numbers (integers, floats, decimals,
+/// dates, times, durations) or of fixed-size lists of them (a tensor's
+/// rows, whose values lie in one buffer in row-major order). `None` for
+/// any other type: a list of strings or of variable-size lists has no
+/// single byte layout, and booleans are bits.
 pub(super) fn list_value_width(data_type: &DataType) -> Option<usize> {
     match data_type {
         DataType::List(child) | DataType::LargeList(child) | DataType::FixedSizeList(child, _) => {
-            child.data_type().primitive_width()
+            fixed_width(child.data_type())
         }
         _ => None,
+    }
+}
+
+/// The byte width of a number, or of a fixed-size list of numbers (at any
+/// depth); `None` for any other type.
+fn fixed_width(data_type: &DataType) -> Option<usize> {
+    match data_type {
+        DataType::FixedSizeList(child, size) => {
+            fixed_width(child.data_type())?.checked_mul(usize::try_from(*size).ok()?)
+        }
+        data_type => data_type.primitive_width(),
     }
 }
 
@@ -33,7 +48,7 @@ pub(super) fn list_value_width(data_type: &DataType) -> Option<usize> {
 pub(super) fn list_rows(array: &dyn Array) -> Option<Rows<'_>> {
     let width = list_value_width(array.data_type())?;
     let (offsets, values) = list_parts(array)?;
-    let data = value_bytes(values)?;
+    let data = fixed_width_bytes(values)?;
     Some(match offsets {
         Offsets::Small(offsets) if width == 1 => Rows::Packed32 {
             data,
@@ -62,6 +77,18 @@ pub(super) fn value_bytes(values: &dyn Array) -> Option<&[u8]> {
         values => Some(values.values().inner().as_slice()),
         _ => None,
     )
+}
+
+/// The values of a primitive array, or of the numbers under a fixed-size
+/// list of them (which Arrow slices with the list, at every depth), as
+/// bytes from the first value on.
+fn fixed_width_bytes(values: &dyn Array) -> Option<&[u8]> {
+    match values.data_type() {
+        DataType::FixedSizeList(_, _) => {
+            fixed_width_bytes(values.as_fixed_size_list().values().as_ref())
+        }
+        _ => value_bytes(values),
+    }
 }
 
 /// Rows of `width`-byte values at a list's `offsets`, counted in bytes.

@@ -5,7 +5,8 @@
 //!
 //! Which bytes a row is: a binary or string row its bytes; a number its
 //! bytes as Arrow lays them out (little-endian), and a row of a list of
-//! fixed-width numbers its values' bytes, back to back; a dictionary row
+//! fixed-width numbers (or of fixed-size lists of them: a tensor) its
+//! values' bytes, back to back; a dictionary row
 //! its value's; a boolean one byte; a struct row (a record batch's), a
 //! map row or a row of a list of other values its fields' or values'
 //! encodings, each framed (see `encoding.rs`). Null rows get null outputs
@@ -82,7 +83,10 @@ impl Engine {
     /// length in bytes as a little-endian `u64`, then its bytes (as the
     /// field's own column would be hashed). Framing makes rows that differ
     /// give different inputs, so `("ab", "c")` and `("a", "bc")` differ,
-    /// and so do a null and an empty value. A row of a list of anything
+    /// and so do a null and an empty value. A row of a fixed-size list of
+    /// fixed-size lists of numbers (a tensor of several dimensions) is its
+    /// numbers back to back in row-major order, as a flat list of them
+    /// would be. A row of a list of anything
     /// but numbers or booleans (strings, lists, structs, ...) is its values
     /// framed the same way, in order, and a map row the list of its (key,
     /// value) entries, each a struct; a boolean is one byte, `0x00` or

@@ -51,16 +51,28 @@ fn bad_rows(array: &dyn Array) -> Option<Vec<bool>> {
 }
 
 /// Which values of a list's child array make the row that holds them have
-/// no digest: null ones where the list's values are unframed, else those
-/// with problems of their own.
+/// no digest: where the list's values are unframed, null ones and
+/// fixed-size lists that hold one (at any depth), else those with
+/// problems of their own.
 fn bad_values(values: &dyn Array) -> Option<Vec<bool>> {
     if !is_unframed_value(values.data_type()) {
         return bad_rows(values);
     }
     let nulls = values
         .logical_nulls()
-        .filter(|nulls| nulls.null_count() > 0)?;
-    Some(nulls.iter().map(|is_valid| !is_valid).collect())
+        .filter(|nulls| nulls.null_count() > 0);
+    let inner = list_parts(values).and_then(|(offsets, child)| Some((offsets, bad_values(child)?)));
+    if nulls.is_none() && inner.is_none() {
+        return None;
+    }
+    let bad = (0..values.len()).map(|value| {
+        let is_null = nulls.as_ref().is_some_and(|nulls| nulls.is_null(value));
+        let holds_null = inner.as_ref().is_some_and(|(offsets, bad)| {
+            bad[offsets.clamped_values(value, bad.len())].contains(&true)
+        });
+        is_null || holds_null
+    });
+    Some(bad.collect())
 }
 
 /// Why row `row` of `array`, one of [`bad_rows`], has no digest, reported
