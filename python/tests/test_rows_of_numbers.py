@@ -213,6 +213,8 @@ def test_a_tensor_as_nested_fixed_size_lists_hashes_as_its_values_in_row_major_o
         bb.hash_arrow(pa.array([tensors[0].tolist(), [[1, 2, 3], None]], nested.type))
     with pytest.raises(ValueError, match="row 0"):
         bb.hash_arrow(pa.array([[[1, None, 3], [4, 5, 6]]], nested.type))
+    with pytest.raises(ValueError, match="row 1"):  # a list of vectors with a null vector
+        bb.hash_arrow(pa.array([[[1, 2, 3]], [[1, 2, 3], None]], pa.list_(pa.list_(pa.float32(), 3))))
     pl = pytest.importorskip("polars")
     series = pl.Series("t", tensors, dtype=pl.Array(pl.Float32, (2, 3)))
     assert bb.hash_arrow(series).to_pylist() == expected

@@ -83,10 +83,11 @@ impl Engine {
     /// length in bytes as a little-endian `u64`, then its bytes (as the
     /// field's own column would be hashed). Framing makes rows that differ
     /// give different inputs, so `("ab", "c")` and `("a", "bc")` differ,
-    /// and so do a null and an empty value. A row of a fixed-size list of
-    /// fixed-size lists of numbers (a tensor of several dimensions) is its
-    /// numbers back to back in row-major order, as a flat list of them
-    /// would be. A row of a list of anything
+    /// and so do a null and an empty value. A row of a list of fixed-size
+    /// lists of numbers (a tensor of several dimensions, a list of vectors)
+    /// is its numbers back to back in row-major order, as a flat list of
+    /// them would be, and a null inner list is refused as a null number
+    /// is. A row of a list of anything
     /// but numbers or booleans (strings, lists, structs, ...) is its values
     /// framed the same way, in order, and a map row the list of its (key,
     /// value) entries, each a struct; a boolean is one byte, `0x00` or
