@@ -2,8 +2,8 @@
 //! fixed-size binary, numbers (`u16`, `i64`), lists and fixed-size lists
 //! of `u16`, dictionaries of binary values, structs of one to three of
 //! any of these (a row's bytes its fields' values framed) and lists of any
-//! of these (a row's bytes its values framed, or back to back for
-//! numbers), nested up to three deep — with nulls, sliced at fuzzer-chosen
+//! of these (a row's bytes its values framed, or back to back for numbers
+//! and fixed-size lists of them), nested up to three deep — with nulls, sliced at fuzzer-chosen
 //! bounds, in all three modes, on every CPU backend: `Engine::hash_arrow`
 //! gives each valid row `blake3`'s digest of its bytes and each null row a
 //! null, or, for a valid row that holds a list of numbers with a null
@@ -27,7 +27,7 @@ use blake3_batch_fuzz::{engines, mode, reference, Input};
 use libfuzzer_sys::fuzz_target;
 
 use arrow_buffer::{NullBuffer, OffsetBuffer};
-use arrow_schema::{Field, Fields};
+use arrow_schema::{DataType, Field, Fields};
 
 /// Each row's bytes (`None`: a null row), whether it is a valid list row
 /// with a null value inside, and an array holding them.
@@ -113,13 +113,23 @@ fn struct_case(input: &mut Input, count: usize, depth: usize) -> Case {
     )
 }
 
+/// Whether a list's values of this type are back to back, unframed:
+/// numbers, and fixed-size lists of them, whose length the type fixes.
+fn is_unframed(data_type: &DataType) -> bool {
+    match data_type {
+        DataType::FixedSizeList(child, _) => is_unframed(child.data_type()),
+        data_type => data_type.primitive_width().is_some(),
+    }
+}
+
 /// A list of `count` rows of zero to four values of any kind, some rows
-/// null: a valid row's bytes are its values framed, or, for numbers, their
-/// bytes back to back (where a null value is a hole of the row).
+/// null: a valid row's bytes are its values framed, or, for numbers and
+/// fixed-size lists of them, their bytes back to back (where a null value,
+/// or a null number in one, is a hole of the row).
 fn list_case(input: &mut Input, count: usize, depth: usize) -> Case {
     let lengths: Vec<usize> = (0..count).map(|_| usize::from(input.byte()) % 5).collect();
     let (values, value_holes, array) = any_case(input, lengths.iter().sum(), depth);
-    let unframed = array.data_type().primitive_width().is_some();
+    let unframed = is_unframed(array.data_type());
     let valid: Vec<bool> = (0..count)
         .map(|_| !input.byte().is_multiple_of(6))
         .collect();
