@@ -31,8 +31,7 @@ _PICKLED_OBJECTS = "ray.data.arrow_pickled_object"
 
 def is_ray_type(data_type: pa.DataType) -> bool:
     """Whether ``data_type`` is one of Ray's tensor or object extension types."""
-    name = getattr(data_type, "extension_name", None)
-    return name in _FIXED_SHAPE or name in (_VARYING_SHAPE, _PICKLED_OBJECTS)
+    return getattr(data_type, "extension_name", None) in (*_FIXED_SHAPE, _VARYING_SHAPE, _PICKLED_OBJECTS)
 
 
 def _values_type(data_type: pa.DataType) -> pa.DataType:

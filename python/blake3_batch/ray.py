@@ -221,13 +221,12 @@ def _storage(values: Any, name: str) -> Any:
     pickled bytes, which the Arrow C interface refuses as a field's)."""
     import pyarrow as pa
 
-    from ._ray_columns import column_values, is_ray_type
+    from ._ray_columns import column_values
 
+    values = column_values(values, f"column {name!r}")
     kind = values.type
     if not isinstance(kind, pa.ExtensionType):
         return values
-    if is_ray_type(kind):
-        return column_values(values, f"column {name!r}")
     return pa.chunked_array([chunk.storage for chunk in values.chunks], type=kind.storage_type)
 
 
