@@ -4,10 +4,13 @@
 # (so a file the sdist lacks fails here), the wheel is checked for
 # manylinux 2.17 (glibc 2.17: any Linux of the last ten years), and it is
 # installed into a clean environment, away from the checkout, where the
-# Python tests run against it, again with the oldest dependency versions
-# pyproject.toml accepts (python/tests/oldest-versions.txt, on CPython 3.9
-# to 3.11), and mypy's stubtest checks that the type stubs (_native.pyi)
-# say what the compiled module has.
+# Python tests run against it with the oldest dependency versions
+# pyproject.toml accepts (python/tests/oldest-versions.txt, which have
+# wheels for CPython 3.9 to 3.11; on other versions, with the newest), and
+# mypy's stubtest checks that the type stubs (_native.pyi) say what the
+# compiled module has. The newest versions are python/test.sh's: the same
+# sources, built in place, run the same tests there, so they are not run a
+# second time here.
 #
 # The manylinux build links with zig (PyPI's `ziglang`) for glibc 2.17;
 # where zig cannot be had, the wheel is built for this machine's glibc
@@ -74,11 +77,20 @@ if [ "${compatibility[1]}" = manylinux2014 ]; then
 fi
 
 echo "== tests against the installed wheel"
+rm -rf "$work/venv"
 "${PYTHON:-python3}" -m venv "$work/venv"
-"$work/venv/bin/python" -m pip install --quiet --disable-pip-version-check "${wheel}[test]"
-# A venv kept from an earlier run (a reused B3BATCH_DIST_DIR) holds a wheel
-# of the same version, which pip would leave as it is: this one replaces it.
-"$work/venv/bin/python" -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps "$wheel"
+if "$work/venv/bin/python" -c 'import sys; sys.exit(not (3, 9) <= sys.version_info[:2] <= (3, 11))'; then
+    echo "with the oldest dependency versions pyproject.toml accepts"
+    "$work/venv/bin/python" -m pip install --quiet --disable-pip-version-check \
+        -r python/tests/oldest-versions.txt pytest hypothesis
+    "$work/venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps "$wheel"
+    # The wheel went in without its dependencies, so the pins are what
+    # runs; pip check fails if pyproject.toml's floors rose above them.
+    "$work/venv/bin/python" -m pip check
+else
+    echo "notice: the oldest versions have wheels for CPython 3.9 to 3.11 only: tested with the newest"
+    "$work/venv/bin/python" -m pip install --quiet --disable-pip-version-check "${wheel}[test]"
+fi
 # From the repository root through pytest's own script, so that the sources
 # in python/blake3_batch never shadow the installed package; the imported
 # package must be the wheel's.
@@ -93,17 +105,3 @@ echo "== type stubs against the compiled module"
 # pyarrow and Ray ship no type information: only this package's is checked.
 printf '[mypy]\nignore_missing_imports = True\n' > "$work/mypy.ini"
 (cd "$work" && "$work/venv/bin/python" -m mypy.stubtest --mypy-config-file "$work/mypy.ini" blake3_batch)
-
-echo "== tests with the oldest dependency versions pyproject.toml accepts"
-if "$work/venv/bin/python" -c 'import sys; sys.exit(not (3, 9) <= sys.version_info[:2] <= (3, 11))'; then
-    "${PYTHON:-python3}" -m venv "$work/oldest"
-    "$work/oldest/bin/python" -m pip install --quiet --disable-pip-version-check \
-        -r python/tests/oldest-versions.txt pytest hypothesis
-    "$work/oldest/bin/python" -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps "$wheel"
-    # The wheel went in without its dependencies, so the pins are what
-    # runs; pip check fails if pyproject.toml's floors rose above them.
-    "$work/oldest/bin/python" -m pip check
-    (cd "$root" && "$work/oldest/bin/pytest" -q -p no:cacheprovider python/tests "$@")
-else
-    echo "notice: the oldest versions have wheels for CPython 3.9 to 3.11 only: skipped here"
-fi
