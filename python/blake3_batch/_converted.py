@@ -17,6 +17,14 @@ array of more dimensions is a column of its rows, each hashed as its
 values' bytes (``row.tobytes()``, as ``hash_records`` hashes it), and so
 is each array of a 1-D array of arrays of any shapes (a tensor column in
 a pandas or numpy batch), None a null.
+
+Strings (dtype ``U``) and byte strings (``S``) are hashed as their values,
+as NumPy gives them: the NUL padding up to the dtype's width is not part
+of a value (``np.array(["ab"], "<U5")[0] == "ab"``), and a NUL inside one
+is (pyarrow's own conversion cuts a value at its first NUL). A tensor of
+them is a list of its strings, framed as any Arrow list of strings: its
+``tobytes()`` would depend on the width, which NumPy and Ray choose by the
+longest string that meets it in an array or a block.
 """
 
 from __future__ import annotations
@@ -91,9 +99,11 @@ def _holds_arrays(values: Any) -> bool:
 def numpy_column(values: Any, name: str) -> Any:
     """A NumPy array as a pyarrow array: of more than one dimension, a
     column of its rows, each the bytes of ``row.tobytes()`` (as Ray's
-    pyarrow tensors hash); a 1-D array of arrays (of one shape or not, and
-    None for a null row), each the bytes of its ``tobytes()``; any other
-    1-D array as ``pyarrow.array`` makes it. ``name`` is for messages."""
+    pyarrow tensors hash), or of strings, a list of its strings; a 1-D
+    array of arrays (of one shape or not, and None for a null row), each
+    the same; a 1-D array of strings as :func:`numpy_strings` makes it;
+    any other 1-D array as ``pyarrow.array`` makes it. ``name`` is for
+    messages."""
     import numpy as np
     import pyarrow as pa
 
@@ -101,6 +111,10 @@ def numpy_column(values: Any, name: str) -> Any:
     if values.ndim > 1:
         rows = np.ascontiguousarray(values)
         _check_plain(rows.dtype, name)
+        if rows.dtype.kind in "US":
+            per_row = int(np.prod(rows.shape[1:]))
+            offsets = pa.array(np.arange(len(rows) + 1, dtype=np.int64) * per_row)
+            return pa.LargeListArray.from_arrays(offsets, numpy_strings(rows.reshape(-1)))
         width = rows.itemsize * int(np.prod(rows.shape[1:]))
         if width == 0:
             # Rows of no bytes: pyarrow has no fixed-size list of size 0.
@@ -108,16 +122,40 @@ def numpy_column(values: Any, name: str) -> Any:
         return pa.FixedSizeListArray.from_arrays(pa.array(_bytes_of(rows)), width)
     if _holds_arrays(values):
         return _tensor_rows(values, name)
+    if values.dtype.kind in "US":
+        return numpy_strings(values)
     return pa.array(values)
+
+
+def numpy_strings(values: Any) -> Any:
+    """A 1-D NumPy array of dtype ``U`` or ``S`` as a pyarrow ``string`` or
+    ``binary`` array of its values as NumPy gives them: without the NUL
+    padding after each, with the NULs inside it."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    strings = values.dtype.kind == "U"
+    kind = pa.string() if strings else pa.binary()
+    if len(values) and values.itemsize and values.dtype.isnative:
+        # pyarrow's own conversion, without a Python object per value, is
+        # right unless it cut a value at a NUL inside it: then its length
+        # falls short of NumPy's.
+        converted = pa.array(values, kind)
+        lengths = pc.utf8_length(converted) if strings else pc.binary_length(converted)
+        if np.array_equal(np.char.str_len(values), lengths.to_numpy(zero_copy_only=False)):
+            return converted
+    return pa.array(values.tolist(), kind)
 
 
 def _tensor_rows(values: Any, name: str) -> Any:
     """A 1-D array of arrays (any shapes, None for null) as a ``large_list``
-    of bytes, row ``i`` the bytes of ``values[i].tobytes()``: a tensor's
-    identity is its values, whatever its shape, as a column of tensors of
-    one shape hashes them (Ray makes one block's tensors of one shape and
-    another's of varying shape from the same rows, and their digests must
-    not depend on which)."""
+    of bytes, row ``i`` the bytes of ``values[i].tobytes()``, or, where the
+    arrays hold strings, of their strings: a tensor's identity is its
+    values, whatever its shape, as a column of tensors of one shape hashes
+    them (Ray makes one block's tensors of one shape and another's of
+    varying shape from the same rows, and their digests must not depend on
+    which)."""
     import numpy as np
     import pyarrow as pa
 
@@ -131,12 +169,23 @@ def _tensor_rows(values: Any, name: str) -> Any:
                 "make every row an array (or None)"
             )
         _check_plain(row.dtype, name)
-    lengths = np.array([0 if row is None else row.nbytes for row in rows], dtype=np.int64)
+    present = [row for row in rows if row is not None]
+    kinds = {row.dtype.kind if row.dtype.kind in "US" else "number" for row in present}
+    if kinds & {"U", "S"}:
+        if len(kinds) > 1:
+            raise TypeError(
+                f"cannot hash {name}: its arrays mix strings (dtype U), byte strings (dtype S) "
+                "or numbers, which have no one Arrow type; make them all one kind"
+            )
+        lengths = np.array([0 if row is None else row.size for row in rows], dtype=np.int64)
+        data = numpy_strings(np.concatenate([row.reshape(-1) for row in present]))
+    else:
+        lengths = np.array([0 if row is None else row.nbytes for row in rows], dtype=np.int64)
+        data = pa.array(np.concatenate([_bytes_of(row) for row in present] or [np.empty(0, np.uint8)]))
     offsets = np.zeros(len(rows) + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
-    data = np.concatenate([_bytes_of(row) for row in rows if row is not None] or [np.empty(0, np.uint8)])
     mask = np.array([row is None for row in rows])
-    return pa.LargeListArray.from_arrays(pa.array(offsets), pa.array(data), mask=pa.array(mask) if mask.any() else None)
+    return pa.LargeListArray.from_arrays(pa.array(offsets), data, mask=pa.array(mask) if mask.any() else None)
 
 
 def _bytes_of(array: Any) -> Any:

@@ -7,11 +7,16 @@ of the two a block gets depends on the shapes that happen to meet in it,
 and concatenating blocks turns one into the other, so a tensor's digest
 must not depend on it: in both, a row is hashed as its values, the bytes
 of ``tensor.tobytes()``, and the shape is not part of the digest (as it is
-not where every row has the same shape).
+not where every row has the same shape). A tensor of strings (dtype
+``U``), whose elements Ray keeps as ``fixed_size_binary`` UTF-32 of the
+block's widest string, is a list of its strings, as
+:mod:`blake3_batch._converted` makes a NumPy batch's: a ``"pyarrow"`` and
+a ``"numpy"`` batch of the same rows give the same digests, and a tensor
+one digest whatever the strings that meet it in a block.
 
 A column of Python objects, which Ray stores pickled (tensors of different
-numbers of dimensions among them), is refused: a pickle's bytes are not
-the object's.
+numbers of dimensions, or of a dtype Arrow has no type for, among them), is
+refused: a pickle's bytes are not the object's.
 
 The columns are replaced by their values before they cross the Arrow C
 interface, which also keeps Ray's extension metadata (pickled bytes in
@@ -35,18 +40,54 @@ def is_ray_type(data_type: pa.DataType) -> bool:
 
 
 def _values_type(data_type: pa.DataType) -> pa.DataType:
+    """The type :func:`tensor_values` gives a Ray tensor type's arrays."""
     storage = data_type.storage_type
-    return storage.field("data").type if pa.types.is_struct(storage) else storage
+    lists = storage.field("data").type if pa.types.is_struct(storage) else storage
+    return pa.large_list(pa.string()) if pa.types.is_fixed_size_binary(lists.value_type) else lists
 
 
 def tensor_values(array: pa.Array) -> pa.Array:
     """A Ray tensor array's rows as lists of their values (a null row
-    stays null)."""
+    stays null), of strings where the tensors hold strings."""
     storage = array.storage
-    if not pa.types.is_struct(storage.type):
-        return storage
-    # flatten() applies the struct's offset and nulls to its fields.
-    return storage.flatten()[storage.type.get_field_index("data")]
+    if pa.types.is_struct(storage.type):
+        # flatten() applies the struct's offset and nulls to its fields.
+        storage = storage.flatten()[storage.type.get_field_index("data")]
+    if pa.types.is_fixed_size_binary(storage.type.value_type):
+        return _string_lists(storage)
+    return storage
+
+
+def _string_lists(lists: pa.Array) -> pa.Array:
+    """A list array of ``fixed_size_binary(4 * w)`` elements, Ray's
+    string tensors' UTF-32 values (NumPy's ``<Uw``), as a ``large_list`` of
+    their strings, nulls kept."""
+    import numpy as np
+
+    from ._converted import numpy_strings
+
+    width = lists.type.value_type.byte_width
+    elements = lists.values  # the whole child, before the array's offset
+    if width % 4 or elements.null_count:
+        raise TypeError(
+            f"cannot hash a Ray tensor column of {lists.type.value_type} values"
+            f"{' with null values' if elements.null_count else ''}: Ray makes them of NumPy "
+            "strings (UTF-32, 4 bytes a character, none null); convert the tensors to one "
+            "Arrow type first"
+        )
+    if pa.types.is_fixed_size_list(lists.type):
+        size = lists.type.list_size
+        starts = pa.array(range(lists.offset * size, (lists.offset + len(lists) + 1) * size, size), pa.int64())
+    else:
+        starts = lists.offsets.cast(pa.int64())
+    if width and len(elements):
+        strings = np.frombuffer(
+            elements.buffers()[1], dtype=f"<U{width // 4}", count=len(elements), offset=elements.offset * width
+        )
+    else:
+        strings = np.zeros(len(elements), "<U1")
+    mask = lists.is_null() if lists.null_count else None
+    return pa.LargeListArray.from_arrays(starts, numpy_strings(strings), mask=mask)
 
 
 def _chunked(column: pa.ChunkedArray) -> pa.ChunkedArray:
@@ -62,7 +103,8 @@ def column_values(column: Any, name: str = "the column") -> Any:
     if column.type.extension_name == _PICKLED_OBJECTS:
         raise TypeError(
             f"cannot hash {name}: Ray stored it as pickled Python objects (values of mixed types, "
-            "or tensors of different numbers of dimensions), and a pickle's bytes are not the "
+            "tensors of different numbers of dimensions, or of a dtype Arrow has no type for, "
+            "such as bytes, complex or structured), and a pickle's bytes are not the "
             'object\'s; take the batches with batch_format="numpy" (arrays are hashed as their '
             "tobytes()) or convert the values to one Arrow type first"
         )
