@@ -24,7 +24,9 @@ of a value (``np.array(["ab"], "<U5")[0] == "ab"``), and a NUL inside one
 is (pyarrow's own conversion cuts a value at its first NUL). A tensor of
 them is a list of its strings, framed as any Arrow list of strings: its
 ``tobytes()`` would depend on the width, which NumPy and Ray choose by the
-longest string that meets it in an array or a block.
+longest string that meets it in an array or a block. So is an array of
+Python ``str`` (or ``bytes``) and None: a row of a Ray numpy batch's
+list of strings.
 """
 
 from __future__ import annotations
@@ -110,11 +112,12 @@ def numpy_column(values: Any, name: str) -> Any:
     values = np.asarray(values)
     if values.ndim > 1:
         rows = np.ascontiguousarray(values)
-        _check_plain(rows.dtype, name)
-        if rows.dtype.kind in "US":
+        kind = _kind_of(rows, name)
+        if kind != "number":
+            kind = "U" if kind == "none" else kind
             per_row = int(np.prod(rows.shape[1:]))
             offsets = pa.array(np.arange(len(rows) + 1, dtype=np.int64) * per_row)
-            return pa.LargeListArray.from_arrays(offsets, numpy_strings(rows.reshape(-1)))
+            return pa.LargeListArray.from_arrays(offsets, _strings_of([rows], kind))
         width = rows.itemsize * int(np.prod(rows.shape[1:]))
         if width == 0:
             # Rows of no bytes: pyarrow has no fixed-size list of size 0.
@@ -160,6 +163,7 @@ def _tensor_rows(values: Any, name: str) -> Any:
     import pyarrow as pa
 
     rows = list(values)
+    kinds = set()
     for i, row in enumerate(rows):
         if row is None:
             continue
@@ -168,17 +172,20 @@ def _tensor_rows(values: Any, name: str) -> Any:
                 f"cannot hash {name}: it holds arrays, but row {i} is a {type(row).__name__}; "
                 "make every row an array (or None)"
             )
-        _check_plain(row.dtype, name)
+        kinds.add(_kind_of(row, name))
     present = [row for row in rows if row is not None]
-    kinds = {row.dtype.kind if row.dtype.kind in "US" else "number" for row in present}
-    if kinds & {"U", "S"}:
-        if len(kinds) > 1:
-            raise TypeError(
-                f"cannot hash {name}: its arrays mix strings (dtype U), byte strings (dtype S) "
-                "or numbers, which have no one Arrow type; make them all one kind"
-            )
+    # Arrays of Python objects that hold no value (empty, or None alone)
+    # go with strings or bytes, not with numbers.
+    none = "none" in kinds
+    kinds.discard("none")
+    if (none and "number" in kinds) or len(kinds) > 1:
+        raise TypeError(
+            f"cannot hash {name}: its arrays mix strings, byte strings, numbers or arrays of Python "
+            "objects, which have no one Arrow type; make them all one kind"
+        )
+    if none or kinds & {"U", "S"}:
         lengths = np.array([0 if row is None else row.size for row in rows], dtype=np.int64)
-        data = numpy_strings(np.concatenate([row.reshape(-1) for row in present]))
+        data = _strings_of(present, kinds.pop() if kinds else "U")
     else:
         lengths = np.array([0 if row is None else row.nbytes for row in rows], dtype=np.int64)
         data = pa.array(np.concatenate([_bytes_of(row) for row in present] or [np.empty(0, np.uint8)]))
@@ -196,10 +203,38 @@ def _bytes_of(array: Any) -> Any:
     return np.ascontiguousarray(array).reshape(-1).view(np.uint8)
 
 
-def _check_plain(dtype: Any, name: str) -> None:
-    """Refuses a dtype that holds Python objects: their bytes are pointers."""
-    if dtype.hasobject:
-        raise TypeError(
-            f"cannot hash {name}: its rows are arrays of Python objects (dtype {dtype}), whose "
-            "bytes are pointers; convert them to numbers or bytes first"
-        )
+def _kind_of(array: Any, name: str) -> str:
+    """``"U"`` for an array of strings (dtype ``U``, or Python ``str`` and
+    None, as a Ray numpy batch holds a list of strings), ``"S"`` for one of
+    byte strings (dtype ``S``, or ``bytes`` and None), ``"none"`` for an
+    array of Python objects without either (empty, or None alone),
+    ``"number"`` for any other whose bytes are its values; ``TypeError``
+    for other Python objects, whose bytes are pointers."""
+    if array.dtype.kind in "US":
+        return str(array.dtype.kind)
+    if not array.dtype.hasobject:
+        return "number"
+    if array.dtype == object:
+        found = {type(value) for value in array.reshape(-1).tolist()} - {type(None)}
+        if not found:
+            return "none"
+        if found == {str}:
+            return "U"
+        if found == {bytes}:
+            return "S"
+    raise TypeError(
+        f"cannot hash {name}: its rows are arrays of Python objects (dtype {array.dtype}) other than "
+        "strings, whose bytes are pointers; convert them to numbers, strings or bytes first"
+    )
+
+
+def _strings_of(arrays: Any, kind: str) -> Any:
+    """The strings (``kind`` ``"U"``) or byte strings (``"S"``) of
+    ``arrays``, one after another in C order, as one pyarrow array."""
+    import numpy as np
+    import pyarrow as pa
+
+    if all(array.dtype != object for array in arrays):
+        return numpy_strings(np.concatenate([array.reshape(-1) for array in arrays]))
+    values = [value for array in arrays for value in array.reshape(-1).tolist()]
+    return pa.array(values, pa.string() if kind == "U" else pa.binary())

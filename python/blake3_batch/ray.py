@@ -19,7 +19,8 @@ Batches of every format Ray hands out work: ``"pyarrow"`` (the columns
 read in place), ``"pandas"`` (converted by pyarrow, the index left out)
 and ``"numpy"``, Ray's default (a tensor column's rows hashed as their
 bytes, as ``row.tobytes()`` gives them, or as lists of their strings),
-all with the same digests; the digests come back in the
+all with the same digests (but where Ray's conversion to NumPy changes
+the values: integers with nulls become floats); the digests come back in the
 batch's format: a ``fixed_size_binary`` column, pandas' Arrow-backed
 column, or a NumPy array of ``bytes`` objects (``uint64`` for
 ``as_u64=True``).

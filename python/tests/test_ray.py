@@ -208,6 +208,23 @@ def test_a_string_tensor_gets_the_digest_of_its_strings_in_every_batch_format(lo
         assert bb.hash_arrow(with_nulls).to_pylist() == [None, want[shapes[1]], None, want[shapes[1]]]
 
 
+def test_a_column_of_lists_of_strings_gets_one_digest_in_every_batch_format(local_ray):
+    # A numpy batch holds each row as an object array of Python strings.
+    tags = pa.array([["a", "b"], None, [], ["c\0", None], ["a", "b"]] * 40, pa.list_(pa.string()))
+    ds = ray.data.from_arrow(pa.table({"id": range(len(tags)), "tags": tags}))
+    want = bb.hash_arrow(tags).to_pylist()
+    assert want[0] == blake3.blake3(framed([b"a", b"b"])).digest() and want[1] is None
+    out = ds.map_batches(bb.ray.HashColumn("tags", out="d"), batch_format="numpy", batch_size=64).take_all()
+    assert sorted((row["id"], row["d"]) for row in out) == list(enumerate(want))
+    # Each format's batch as Ray hands it out (Ray before 2.5x cannot take
+    # a pandas batch of this column back from map_batches, whatever it holds).
+    for batch_format in ("pyarrow", "pandas", "numpy"):
+        batch = ds.take_batch(len(tags), batch_format=batch_format)
+        digests = bb.ray.HashColumn("tags", out="d")(batch)["d"]
+        got = list(digests) if batch_format == "numpy" else pa.array(digests).to_pylist()
+        assert got == want, batch_format
+
+
 def test_a_column_of_pickled_objects_is_refused_with_what_to_do(local_ray):
     # Tensors of different numbers of dimensions: Ray pickles them in Arrow.
     items = [{"t": np.zeros((2, 2), "<f4")}, {"t": np.ones(3, "<f4")}]

@@ -164,6 +164,22 @@ def test_numpy_strings_are_their_values_and_a_tensor_of_them_the_list_of_them():
     ragged[1] = np.zeros(2, "<f4")
     with pytest.raises(TypeError, match="mix strings"):
         bb.hash_arrow(ragged)
+    # Arrays of Python strings or bytes (a Ray numpy batch's list<string>
+    # column), None a null value: the list of them, as Arrow's.
+    tags = np.empty(3, dtype=object)
+    tags[0], tags[2] = np.array(["a", None, "b\0"], dtype=object), np.array([], dtype=object)
+    tag_lists = [["a", None, "b\0"], None, []]
+    want_tags = [blake3.blake3(framed([b"a", None, b"b\0"])).digest(), None, blake3.blake3(b"").digest()]
+    assert bb.hash_arrow(tags).to_pylist() == want_tags
+    assert bb.hash_arrow(pa.array(tag_lists, pa.list_(pa.string()))).to_pylist() == want_tags
+    tags[0] = np.array([b"a", None, b"b\0"], dtype=object)
+    assert bb.hash_arrow(tags).to_pylist() == want_tags
+    grid = np.array([["ab", "c"], ["d", "éfg"]], dtype=object)
+    assert bb.hash_arrow(grid).to_pylist() == bb.hash_arrow(tensors[0]).to_pylist()
+    for bad in (np.array(["a", b"b"], dtype=object), np.array(["a", 1], dtype=object)):
+        tags[0] = bad
+        with pytest.raises(TypeError, match="arrays of Python objects"):
+            bb.hash_arrow(tags)
     ragged[1] = np.array([b"ab"])
     with pytest.raises(TypeError, match="mix strings"):
         bb.hash_arrow(ragged)
