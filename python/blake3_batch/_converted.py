@@ -33,6 +33,10 @@ from __future__ import annotations
 
 from typing import Any
 
+# Ray's numpy batches hold nested lists, structs and maps as Python objects:
+# its pyarrow batches keep their Arrow types.
+_FROM_RAY = ' (or, from Ray Data, take the batches with batch_format="pyarrow")'
+
 
 def as_arrow(data: Any) -> Any:
     """``data`` as pyarrow data if it is a pandas DataFrame, Series or
@@ -127,7 +131,15 @@ def numpy_column(values: Any, name: str) -> Any:
         return _tensor_rows(values, name)
     if values.dtype.kind in "US":
         return numpy_strings(values)
-    return pa.array(values)
+    try:
+        return pa.array(values)
+    except (pa.ArrowInvalid, pa.ArrowTypeError) as error:
+        if values.dtype != object:
+            raise
+        raise TypeError(
+            f"cannot hash {name}: pyarrow finds no one Arrow type for its Python objects ({error}); "
+            f"convert them to one type first{_FROM_RAY}"
+        ) from error
 
 
 def numpy_strings(values: Any) -> Any:
@@ -224,7 +236,7 @@ def _kind_of(array: Any, name: str) -> str:
             return "S"
     raise TypeError(
         f"cannot hash {name}: its rows are arrays of Python objects (dtype {array.dtype}) other than "
-        "strings, whose bytes are pointers; convert them to numbers, strings or bytes first"
+        f"strings, whose bytes are pointers; convert them to numbers, strings or bytes first{_FROM_RAY}"
     )
 
 

@@ -20,7 +20,8 @@ read in place), ``"pandas"`` (converted by pyarrow, the index left out)
 and ``"numpy"``, Ray's default (a tensor column's rows hashed as their
 bytes, as ``row.tobytes()`` gives them, or as lists of their strings),
 all with the same digests (but where Ray's conversion to NumPy changes
-the values: integers with nulls become floats); the digests come back in the
+the values: integers with nulls become floats, structs Python objects; see
+the README); the digests come back in the
 batch's format: a ``fixed_size_binary`` column, pandas' Arrow-backed
 column, or a NumPy array of ``bytes`` objects (``uint64`` for
 ``as_u64=True``).

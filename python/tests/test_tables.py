@@ -178,8 +178,11 @@ def test_numpy_strings_are_their_values_and_a_tensor_of_them_the_list_of_them():
     assert bb.hash_arrow(grid).to_pylist() == bb.hash_arrow(tensors[0]).to_pylist()
     for bad in (np.array(["a", b"b"], dtype=object), np.array(["a", 1], dtype=object)):
         tags[0] = bad
-        with pytest.raises(TypeError, match="arrays of Python objects"):
+        with pytest.raises(TypeError, match="arrays of Python objects.*batch_format=\"pyarrow\""):
             bb.hash_arrow(tags)
+    # Python objects of no one Arrow type (a Ray numpy batch's map column).
+    with pytest.raises(TypeError, match="no one Arrow type.*batch_format=\"pyarrow\""):
+        bb.hash_arrow(np.array([{"a": 1}, {"a": "x"}], dtype=object))
     ragged[1] = np.array([b"ab"])
     with pytest.raises(TypeError, match="mix strings"):
         bb.hash_arrow(ragged)
