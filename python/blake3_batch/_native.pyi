@@ -1,5 +1,5 @@
 import os
-from typing import Any, Iterable, List, Optional, Union, final
+from typing import Any, Iterable, List, Optional, Tuple, Type, Union, final
 
 import numpy as np
 import numpy.typing as npt
@@ -130,6 +130,7 @@ class Engine:
     def closed(self) -> bool: ...
     def __enter__(self) -> "Engine": ...
     def __exit__(self, *args: Any) -> bool: ...
+    def __reduce__(self) -> Tuple[Type["Engine"], Tuple[str, Optional[int], Optional[str]]]: ...
 
 @final
 class DigestIterator:

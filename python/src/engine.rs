@@ -35,6 +35,17 @@ pub struct PyEngine {
     /// The process that built it: an engine's threads do not survive a
     /// fork, so a child must build its own.
     pid: u32,
+    /// The arguments it was built with: what a pickle of it holds, for
+    /// another process to build an engine of its own from.
+    settings: Settings,
+}
+
+/// `Engine(backend, threads, cpu_backend)`'s arguments.
+#[derive(Clone, Debug)]
+struct Settings {
+    backend: String,
+    threads: Option<usize>,
+    cpu_backend: Option<String>,
 }
 
 impl PyEngine {
@@ -43,6 +54,11 @@ impl PyEngine {
         threads: Option<usize>,
         cpu_backend: Option<&str>,
     ) -> PyResult<Self> {
+        let settings = Settings {
+            backend: backend.to_owned(),
+            threads,
+            cpu_backend: cpu_backend.map(str::to_owned),
+        };
         let backend = match backend {
             "auto" => Backend::Auto,
             "cpu" => Backend::Cpu,
@@ -73,6 +89,7 @@ impl PyEngine {
         Ok(PyEngine {
             engine: RwLock::new(Some(engine)),
             pid: std::process::id(),
+            settings,
         })
     }
 
@@ -576,6 +593,23 @@ impl PyEngine {
     fn __exit__(&self, _args: &Bound<'_, pyo3::types::PyTuple>) -> bool {
         self.close();
         false
+    }
+
+    /// What pickling sends: the arguments the engine was built with, from
+    /// which the process that loads it builds an engine of its own (its
+    /// threads and GPU are this process's), open even if this one is
+    /// closed; `threads=None` is all of that process's CPUs.
+    fn __reduce__<'py>(
+        slf: &Bound<'py, Self>,
+    ) -> (
+        Bound<'py, pyo3::types::PyType>,
+        (String, Option<usize>, Option<String>),
+    ) {
+        let settings = slf.get().settings.clone();
+        (
+            slf.get_type(),
+            (settings.backend, settings.threads, settings.cpu_backend),
+        )
     }
 
     fn __repr__(&self) -> String {

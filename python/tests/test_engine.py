@@ -1,6 +1,9 @@
 """Engines: their settings, sharing one between threads, and the default."""
 
 import concurrent.futures
+import multiprocessing
+import operator
+import pickle
 
 import blake3
 import numpy as np
@@ -84,3 +87,24 @@ def test_hash_iter_takes_every_option_of_hash_many():
     for options, want in cases:
         assert list(engine.hash_iter(iter(values), batch_size=3, **options)) == want
         assert list(engine.hash_iter(values, **options)) == engine.hash_many(values, **options)
+
+
+def test_an_engine_pickles_as_its_arguments_and_loads_as_an_engine_of_its_own():
+    blobs = [b"", b"a" * 100, b"b" * 5000]
+    want = [blake3.blake3(blob).digest() for blob in blobs]
+    engine = bb.Engine(backend="cpu", threads=2, cpu_backend="portable")
+    loaded = pickle.loads(pickle.dumps(engine))
+    assert loaded is not engine and loaded.info() == engine.info()
+    assert loaded.hash_many(blobs) == want
+    engine.close()
+    reopened = pickle.loads(pickle.dumps(engine))  # a closed one's arguments
+    assert not reopened.closed and reopened.hash_many(blobs) == want
+    assert loaded.hash_many(blobs) == want  # its own threads, still open
+    assert pickle.loads(pickle.dumps(bb.Engine())).info() == bb.Engine().info()
+    # In a process started afresh, which has only the pickle.
+    spawn = multiprocessing.get_context("spawn")
+    with concurrent.futures.ProcessPoolExecutor(1, mp_context=spawn) as pool:
+        info, digests = pool.submit(operator.methodcaller("info"), loaded), pool.submit(
+            operator.methodcaller("hash_many", blobs), loaded
+        )
+        assert info.result(timeout=120) == loaded.info() and digests.result(timeout=120) == want

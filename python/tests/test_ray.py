@@ -149,6 +149,17 @@ def test_map_batches_with_hash_column_on_actors_equals_blake3(local_ray):
     assert all(got[t] == blake3.blake3(t.encode()).digest() for t in texts)
 
 
+def test_an_engine_a_function_holds_goes_with_it_to_ray_tasks(local_ray):
+    # Pickled as its arguments: each worker builds an engine of its own.
+    engine = bb.Engine(backend="cpu", threads=1)
+    texts = [f"row {i}" for i in range(300)]
+    ds = ray.data.from_arrow(pa.table({"text": texts}))
+    hashed = ds.map_batches(lambda b: b.append_column("d", engine.hash_arrow(b["text"])), batch_format="pyarrow")
+    assert {row["text"]: row["d"] for row in hashed.take_all()} == {t: blake3.blake3(t.encode()).digest() for t in texts}
+    task = ray.remote(lambda engine, blobs: (engine.info()["threads"], engine.hash_many(blobs)))
+    assert ray.get(task.remote(engine, [b"x"])) == (1, [blake3.blake3(b"x").digest()])
+
+
 def test_a_tensor_column_gets_each_tensors_digest(local_ray):
     tensors = np.arange(60 * 3 * 4, dtype="<f4").reshape(60, 3, 4)
     ds = ray.data.from_numpy(tensors)  # Ray's fixed-shape tensor column "data"
