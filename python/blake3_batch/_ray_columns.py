@@ -105,8 +105,8 @@ def column_values(column: Any, name: str = "the column") -> Any:
             f"cannot hash {name}: Ray stored it as pickled Python objects (values of mixed types, "
             "tensors of different numbers of dimensions, or of a dtype Arrow has no type for, "
             "such as bytes, complex or structured), and a pickle's bytes are not the "
-            'object\'s; take the batches with batch_format="numpy" (arrays are hashed as their '
-            "tobytes()) or convert the values to one Arrow type first"
+            'object\'s; take the batches with batch_format="numpy" (arrays are hashed by their '
+            "values) or convert the values to one Arrow type first"
         )
     if isinstance(column, pa.ChunkedArray):
         return _chunked(column)
