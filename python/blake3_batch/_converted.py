@@ -118,7 +118,6 @@ def numpy_column(values: Any, name: str) -> Any:
         rows = np.ascontiguousarray(values)
         kind = _kind_of(rows, name)
         if kind != "number":
-            kind = "U" if kind == "none" else kind
             per_row = int(np.prod(rows.shape[1:]))
             offsets = pa.array(np.arange(len(rows) + 1, dtype=np.int64) * per_row)
             return pa.LargeListArray.from_arrays(offsets, _strings_of([rows], kind))
@@ -197,7 +196,7 @@ def _tensor_rows(values: Any, name: str) -> Any:
         )
     if none or kinds & {"U", "S"}:
         lengths = np.array([0 if row is None else row.size for row in rows], dtype=np.int64)
-        data = _strings_of(present, kinds.pop() if kinds else "U")
+        data = _strings_of(present, kinds.pop() if kinds else "none")
     else:
         lengths = np.array([0 if row is None else row.nbytes for row in rows], dtype=np.int64)
         data = pa.array(np.concatenate([_bytes_of(row) for row in present] or [np.empty(0, np.uint8)]))
@@ -241,12 +240,14 @@ def _kind_of(array: Any, name: str) -> str:
 
 
 def _strings_of(arrays: Any, kind: str) -> Any:
-    """The strings (``kind`` ``"U"``) or byte strings (``"S"``) of
-    ``arrays``, one after another in C order, as one pyarrow array."""
+    """The byte strings (``kind`` ``"S"``) or strings (``"U"``, or
+    ``"none"``: no value to tell) of ``arrays``, one after another in C
+    order, as one pyarrow array."""
     import numpy as np
     import pyarrow as pa
 
     if all(array.dtype != object for array in arrays):
-        return numpy_strings(np.concatenate([array.reshape(-1) for array in arrays]))
+        flat = [array.reshape(-1) for array in arrays]
+        return numpy_strings(flat[0] if len(flat) == 1 else np.concatenate(flat))
     values = [value for array in arrays for value in array.reshape(-1).tolist()]
-    return pa.array(values, pa.string() if kind == "U" else pa.binary())
+    return pa.array(values, pa.binary() if kind == "S" else pa.string())

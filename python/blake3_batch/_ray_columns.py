@@ -75,11 +75,7 @@ def _string_lists(lists: pa.Array) -> pa.Array:
             "strings (UTF-32, 4 bytes a character, none null); convert the tensors to one "
             "Arrow type first"
         )
-    if pa.types.is_fixed_size_list(lists.type):
-        size = lists.type.list_size
-        starts = pa.array(range(lists.offset * size, (lists.offset + len(lists) + 1) * size, size), pa.int64())
-    else:
-        starts = lists.offsets.cast(pa.int64())
+    starts = lists.offsets.cast(pa.int64())  # Ray's storage: a list or a large_list
     if width and len(elements):
         strings = np.frombuffer(
             elements.buffers()[1], dtype=f"<U{width // 4}", count=len(elements), offset=elements.offset * width
