@@ -370,6 +370,27 @@ fn stdin_raw_and_the_key_on_stdin() {
     let out = run(b3batch().args(["hash", "--raw"]).arg(&file).arg(&file), b"");
     assert_eq!(out.status.code(), Some(1));
     assert!(out.stdout.is_empty());
+    // As b3sum, --raw wins over --tag and --no-names, and --no-names over
+    // --tag, in any order: b3sum command lines run unchanged.
+    let digest = blake3::hash(&input);
+    for flags in [
+        &["--raw", "--tag"][..],
+        &["--no-names", "--raw"],
+        &["--tag", "--raw", "--no-names"],
+    ] {
+        let out = run(b3batch().arg("hash").args(flags).arg(&file), b"");
+        assert!(out.status.success(), "{flags:?}: {}", text(&out.stderr));
+        assert_eq!(out.stdout, digest.as_bytes(), "{flags:?}");
+    }
+    for flags in [["--tag", "--no-names"], ["--no-names", "--tag"]] {
+        let out = run(b3batch().arg("hash").args(flags).arg(&file), b"");
+        assert!(out.status.success(), "{flags:?}: {}", text(&out.stderr));
+        assert_eq!(
+            text(&out.stdout),
+            format!("{}\n", digest.to_hex()),
+            "{flags:?}"
+        );
+    }
     // Records on stdin beside a key on stdin: refused before the key is
     // read, so the refusal is about where the records come from.
     let out = run(b3batch().args(["records", "--lines", "--keyed"]), b"");
@@ -540,6 +561,54 @@ fn check_round_trips_success_a_changed_file_and_a_missing_file() {
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(text(&out.stdout), format!("{first}: OK\n"));
     assert!(text(&out.stderr).contains("Invalid check line format"));
+}
+
+/// A checkfile that cannot be read is named in an error and fails the run,
+/// but is no "computed checksum" in the closing warning; the other
+/// checkfiles are still checked. A line that is not UTF-8 is one bad line.
+#[test]
+fn check_reports_unreadable_checkfiles_apart_from_failed_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("good"), b"good").unwrap();
+    fs::create_dir(dir.path().join("folder")).unwrap();
+    let line = format!("{}  good\n", blake3::hash(b"good").to_hex());
+    fs::write(dir.path().join("sums"), &line).unwrap();
+    let mut not_utf8 = line.clone().into_bytes();
+    not_utf8.extend_from_slice(blake3::hash(b"good").to_hex().as_bytes());
+    not_utf8.extend_from_slice(b"  bad\xff\n");
+    not_utf8.extend_from_slice(line.as_bytes());
+    fs::write(dir.path().join("mixed"), not_utf8).unwrap();
+    let check = |checkfiles: &[&str]| {
+        let mut command = b3batch();
+        command
+            .current_dir(dir.path())
+            .args(["hash", "--check"])
+            .args(checkfiles);
+        run(command, b"")
+    };
+
+    for unreadable in ["gone", "folder"] {
+        let out = check(&[unreadable, "sums"]);
+        assert_eq!(out.status.code(), Some(1), "{unreadable}");
+        assert_eq!(text(&out.stdout), "good: OK\n", "{unreadable}");
+        let stderr = text(&out.stderr);
+        assert!(
+            stderr.starts_with(&format!("b3batch: {unreadable}: ")),
+            "{stderr}"
+        );
+        assert!(!stderr.contains("WARNING"), "{stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    }
+
+    let out = check(&["mixed"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(text(&out.stdout), "good: OK\ngood: OK\n");
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("Unicode replacement character in path")
+            && stderr.contains("WARNING: 1 computed checksum did NOT match"),
+        "{stderr}"
+    );
 }
 
 #[test]

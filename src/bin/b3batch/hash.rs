@@ -49,11 +49,12 @@ pub struct HashArgs {
     /// BSD-style lines: `BLAKE3 (FILE) = HASH`.
     #[arg(long)]
     tag: bool,
-    /// Print only the digests.
-    #[arg(long, conflicts_with = "tag")]
+    /// Print only the digests (over --tag, as b3sum).
+    #[arg(long)]
     no_names: bool,
-    /// Write the raw output bytes, not hex (one input only).
-    #[arg(long, conflicts_with_all = ["tag", "no_names", "files_from"])]
+    /// Write the raw output bytes, not hex (one input only; over --tag and
+    /// --no-names, as b3sum).
+    #[arg(long, conflicts_with = "files_from")]
     raw: bool,
     /// Accepted for b3sum's command lines: b3batch reads files, it never
     /// maps them.
@@ -93,21 +94,25 @@ pub fn run(args: &HashArgs, global: &GlobalArgs) -> Result<ExitCode, CliError> {
     let stdout = io::stdout();
     let mut out = io::BufWriter::new(stdout.lock());
     let progress = global.progress(None, "files");
-    let failed = if args.check {
+    // Failures of any kind, and those b3sum's closing warning counts.
+    let (failed, failed_lines) = if args.check {
         let mut hasher = FileHasher::new(&engine, &mode, &progress);
-        check(&files, global.quiet, &mut hasher, &mut out)?
+        let checked = check(&files, global.quiet, &mut hasher, &mut out)?;
+        // A checkfile that could not be read was named in its own error.
+        let lines = checked.failed_lines;
+        (lines + checked.unreadable_checkfiles, lines)
     } else {
         // Output past the digest's 32 bytes is extended output.
         let extended = args.seek.saturating_add(args.length) > 32;
         let mut hasher = FileHasher::new(&engine, &mode, &progress).extended(extended);
-        hash(args, &files, &mut hasher, &mut out)?
+        (hash(args, &files, &mut hasher, &mut out)?, 0)
     };
     progress.finish_and_clear();
     out.flush()?;
-    if args.check && failed > 0 {
+    if failed_lines > 0 {
         eprintln!(
-            "b3batch: WARNING: {failed} computed checksum{} did NOT match",
-            if failed == 1 { "" } else { "s" }
+            "b3batch: WARNING: {failed_lines} computed checksum{} did NOT match",
+            if failed_lines == 1 { "" } else { "s" }
         );
     }
     Ok(if failed > 0 {
@@ -244,16 +249,26 @@ struct Expected {
     digest: [u8; 32],
 }
 
-/// Checks every line of every checkfile; returns how many failed.
+/// What `check` found wrong.
+struct Checked {
+    /// Lines whose file failed to match, could not be read, or that could
+    /// not be parsed.
+    failed_lines: u64,
+    /// Checkfiles that could not be opened or read to their end.
+    unreadable_checkfiles: u64,
+}
+
+/// Checks every line of every checkfile.
 fn check(
     checkfiles: &[PathBuf],
     quiet: bool,
     hasher: &mut FileHasher<'_, Expected>,
     out: &mut impl Write,
-) -> Result<u64, CliError> {
+) -> Result<Checked, CliError> {
     // Counted both in `emit` and beside it.
-    let failed = Cell::new(0u64);
-    let fail = || failed.set(failed.get() + 1);
+    let failed_lines = Cell::new(0u64);
+    let fail = || failed_lines.set(failed_lines.get() + 1);
+    let mut unreadable_checkfiles = 0;
     let mut emit = |expected: Expected, outcome: Outcome| -> Result<(), CliError> {
         match outcome {
             Ok(digest) if digest.hash() == expected.digest => {
@@ -273,29 +288,38 @@ fn check(
         Ok(())
     };
     for checkfile in checkfiles {
-        let reader: Box<dyn BufRead> = if checkfile == Path::new("-") {
+        let shown = checkfile.to_string_lossy();
+        let mut reader: Box<dyn BufRead> = if checkfile == Path::new("-") {
             Box::new(BufReader::new(io::stdin()))
         } else {
             match File::open(checkfile) {
                 Ok(file) => Box::new(BufReader::new(file)),
                 Err(error) => {
+                    // Results so far first, so messages stay in order.
                     hasher.flush(&mut emit)?;
-                    fail();
-                    eprintln!("b3batch: {}: {error}", checkfile.to_string_lossy());
+                    unreadable_checkfiles += 1;
+                    eprintln!("b3batch: {shown}: {error}");
                     continue;
                 }
             }
         };
-        for line in reader.lines() {
-            let line = match line {
-                Ok(line) => line,
+        let mut line = Vec::new();
+        loop {
+            line.clear();
+            match reader.read_until(b'\n', &mut line) {
+                Ok(0) => break,
+                Ok(_) => {}
                 Err(error) => {
-                    fail();
-                    eprintln!("b3batch: {}: {error}", checkfile.to_string_lossy());
+                    hasher.flush(&mut emit)?;
+                    unreadable_checkfiles += 1;
+                    eprintln!("b3batch: {shown}: {error}");
                     break;
                 }
-            };
-            match parse_check_line(&line) {
+            }
+            // A line that is not UTF-8 is one bad line, not the end of the
+            // checkfile: read lossily, its name holds U+FFFD and is refused
+            // as b3sum refuses the names it printed lossily.
+            match parse_check_line(&String::from_utf8_lossy(&line)) {
                 Ok(parsed) => {
                     let expected = Expected {
                         shown: parsed.shown,
@@ -304,7 +328,6 @@ fn check(
                     hasher.push(&parsed.path, expected, &mut emit)?;
                 }
                 Err(reason) => {
-                    // Results so far first, so messages stay in line order.
                     hasher.flush(&mut emit)?;
                     fail();
                     eprintln!("b3batch: {reason}");
@@ -313,5 +336,8 @@ fn check(
         }
     }
     hasher.flush(&mut emit)?;
-    Ok(failed.get())
+    Ok(Checked {
+        failed_lines: failed_lines.get(),
+        unreadable_checkfiles,
+    })
 }
