@@ -600,6 +600,17 @@ fn check_reports_unreadable_checkfiles_apart_from_failed_lines() {
         assert_eq!(stderr.lines().count(), 1, "{stderr}");
     }
 
+    // A line naming a directory fails as b3sum's does, with no hint at
+    // -r, which --check does not take.
+    let listed = format!("{}  folder\n{line}", blake3::hash(b"").to_hex());
+    fs::write(dir.path().join("lists_a_folder"), listed).unwrap();
+    let out = check(&["lists_a_folder"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        text(&out.stdout),
+        "folder: FAILED (Is a directory)\ngood: OK\n"
+    );
+
     let out = check(&["mixed"]);
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(text(&out.stdout), "good: OK\ngood: OK\n");
@@ -630,7 +641,10 @@ fn unreadable_inputs_are_reported_and_the_rest_still_hashed() {
     );
     let stderr = text(&out.stderr);
     assert!(stderr.contains("b3batch: gone: "), "{stderr}");
-    assert!(stderr.contains("b3batch: sub: Is a directory"), "{stderr}");
+    assert!(
+        stderr.contains("b3batch: sub: Is a directory (use -r to hash the files in it)"),
+        "{stderr}"
+    );
 
     // -r hashes a tree, entries sorted.
     let mut command = b3batch();

@@ -18,8 +18,6 @@ use indicatif::ProgressBar;
 use crate::names::write_hex;
 use crate::options::{CliError, HashMode};
 
-/// What a directory given as a file gets.
-const IS_A_DIRECTORY: &str = "Is a directory (use -r to hash the files in it)";
 /// What a file that changed while it was read gets.
 const CHANGED: &str = "the file changed while it was read; hash it again once it is complete";
 
@@ -116,6 +114,8 @@ pub struct FileHasher<'a, T> {
     mode: &'a HashMode,
     files: Files<'a, T>,
     progress: &'a ProgressBar,
+    /// What a path that names a directory gets.
+    directory: &'static str,
 }
 
 /// The engine's file hasher, for digests or for extended output.
@@ -131,7 +131,15 @@ impl<'a, T> FileHasher<'a, T> {
             mode,
             files: Files::Digests(engine.file_hasher(mode.mode())),
             progress,
+            directory: "Is a directory",
         }
+    }
+
+    /// Says `reason` of a path that names a directory, rather than b3sum's
+    /// "Is a directory".
+    pub fn directory_reason(mut self, reason: &'static str) -> Self {
+        self.directory = reason;
+        self
     }
 
     /// Gives every input's extended output, whose length has no bound,
@@ -156,10 +164,14 @@ impl<'a, T> FileHasher<'a, T> {
             self.progress.inc(1);
             return emit(token, self.stream(io::stdin().lock()));
         }
-        let progress = self.progress;
+        let (progress, directory) = (self.progress, self.directory);
         match &mut self.files {
-            Files::Digests(files) => files.push(path, token, &mut forward(progress, emit)),
-            Files::Extended(files) => files.push(path, token, &mut forward(progress, emit)),
+            Files::Digests(files) => {
+                files.push(path, token, &mut forward(progress, directory, emit))
+            }
+            Files::Extended(files) => {
+                files.push(path, token, &mut forward(progress, directory, emit))
+            }
         }
     }
 
@@ -168,10 +180,10 @@ impl<'a, T> FileHasher<'a, T> {
         &mut self,
         emit: &mut impl FnMut(T, Outcome) -> Result<(), CliError>,
     ) -> Result<(), CliError> {
-        let progress = self.progress;
+        let (progress, directory) = (self.progress, self.directory);
         match &mut self.files {
-            Files::Digests(files) => files.finish(&mut forward(progress, emit)),
-            Files::Extended(files) => files.finish(&mut forward(progress, emit)),
+            Files::Digests(files) => files.finish(&mut forward(progress, directory, emit)),
+            Files::Extended(files) => files.finish(&mut forward(progress, directory, emit)),
         }
     }
 
@@ -190,27 +202,30 @@ impl<'a, T> FileHasher<'a, T> {
 }
 
 /// The engine's `emit` for `emit`: each file counted on the progress bar,
-/// its result turned into an outcome.
+/// its result turned into an outcome (`directory`: a directory's reason).
 fn forward<'a, T, D: Into<Digest>>(
     progress: &'a ProgressBar,
+    directory: &'static str,
     emit: &'a mut impl FnMut(T, Outcome) -> Result<(), CliError>,
 ) -> impl FnMut(T, Result<D, Error>) -> Result<(), CliError> + 'a {
     move |token, result| {
         progress.inc(1);
-        emit(token, outcome(result.map(Into::into))?)
+        emit(token, outcome(result.map(Into::into), directory)?)
     }
 }
 
 /// A file's outcome in the words of `b3sum`'s messages, which name the
-/// file beside them. An engine that failed ends the run.
-fn outcome(digest: Result<Digest, Error>) -> Result<Outcome, CliError> {
+/// file beside them, with `directory` for a directory. An engine that
+/// failed ends the run.
+fn outcome(digest: Result<Digest, Error>, directory: &str) -> Result<Outcome, CliError> {
     let error = match digest {
         Ok(digest) => return Ok(Ok(digest)),
         Err(error) => error,
     };
     match error.kind() {
+        // The engine's reason speaks to a caller of the library.
         ErrorKind::File { io_kind, .. } if *io_kind == io::ErrorKind::IsADirectory => {
-            Ok(Err(IS_A_DIRECTORY.to_owned()))
+            Ok(Err(directory.to_owned()))
         }
         ErrorKind::File { reason, .. } => Ok(Err(reason.clone())),
         ErrorKind::FileChanged { .. } => Ok(Err(CHANGED.to_owned())),

@@ -13,6 +13,9 @@ use crate::files::{walk, Encoding, FileHasher, Outcome};
 use crate::names::{line_parts, parse_check_line, LineStyle};
 use crate::options::{CliError, GlobalArgs, ModeArgs};
 
+/// What a directory given as a file to hash gets.
+const IS_A_DIRECTORY: &str = "Is a directory (use -r to hash the files in it)";
+
 /// Options of `b3batch hash`.
 #[derive(Args, Debug)]
 pub struct HashArgs {
@@ -104,7 +107,9 @@ pub fn run(args: &HashArgs, global: &GlobalArgs) -> Result<ExitCode, CliError> {
     } else {
         // Output past the digest's 32 bytes is extended output.
         let extended = args.seek.saturating_add(args.length) > 32;
-        let mut hasher = FileHasher::new(&engine, &mode, &progress).extended(extended);
+        let mut hasher = FileHasher::new(&engine, &mode, &progress)
+            .extended(extended)
+            .directory_reason(IS_A_DIRECTORY);
         (hash(args, &files, &mut hasher, &mut out)?, 0)
     };
     progress.finish_and_clear();
