@@ -1,6 +1,7 @@
 //! [`Engine`]: the reusable hasher that holds the chosen backend and threads.
 
 use std::fmt;
+use std::io::Write as _;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
@@ -1009,7 +1010,11 @@ impl Engine {
             // fail. The free functions cannot return that error; say it
             // once rather than ignore the variable silently.
             Engine::builder().build().unwrap_or_else(|error| {
-                eprintln!("blake3-batch: ignoring {error}; using the detected CPU backend");
+                // Not `eprintln!`, which panics where stderr is closed.
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "blake3-batch: ignoring {error}; using the detected CPU backend"
+                );
                 Engine::from_parts(
                     Backend::Auto,
                     Kernel::detect(),

@@ -3,6 +3,7 @@
 //! wherever `B3BATCH_PROFILE` points.
 
 use std::fs;
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, ErrorKind};
@@ -121,7 +122,9 @@ impl Profile {
         match Profile::load(path) {
             Ok(profile) if profile.cpu_model == cpu_model() => Some(profile),
             Ok(profile) => {
-                eprintln!(
+                // Not `eprintln!`, which panics where stderr is closed.
+                let _ = writeln!(
+                    io::stderr(),
                     "blake3-batch: ignoring profile {}: measured on {:?}, this is {:?}; \
                      run `b3batch calibrate` to measure this machine",
                     path.display(),
@@ -131,7 +134,10 @@ impl Profile {
                 None
             }
             Err(error) => {
-                eprintln!("blake3-batch: ignoring {error}; run `b3batch calibrate` to rewrite it");
+                let _ = writeln!(
+                    io::stderr(),
+                    "blake3-batch: ignoring {error}; run `b3batch calibrate` to rewrite it"
+                );
                 None
             }
         }

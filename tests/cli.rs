@@ -1115,6 +1115,47 @@ fn a_closed_stdout_ends_quietly() {
     assert_eq!(text(&output.stderr), "");
 }
 
+/// With stdout and stderr both closed (`2>&1 | head` after the reader left)
+/// no command panics: a failure still sets the exit status, and what goes
+/// to files (a profile, a bench's JSON) is still written.
+#[test]
+fn closed_stdout_and_stderr_are_no_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    let profile = dir.path().join("profile.json");
+    let json = dir.path().join("bench.json");
+    let quick_bench = ["bench", "--count", "64", "--reps", "2", "--warmup", "0"];
+    // Each reads stdin, or works a while, before it writes anything: by
+    // then both readers are gone.
+    let cases: [(Vec<&str>, &[u8], i32); 4] = [
+        (vec!["hash", "--files-from", "-"], b"/nonexistent\n", 1),
+        (vec!["hash", "--check", "-"], b"not a check line\n", 1),
+        (
+            [
+                &quick_bench[..],
+                &["--sizes", "64", "--json", json.to_str().unwrap()],
+            ]
+            .concat(),
+            b"",
+            0,
+        ),
+        (vec!["--threads", "2", "calibrate"], b"", 0),
+    ];
+    for (args, input, code) in cases {
+        let mut command = b3batch();
+        command.env("B3BATCH_PROFILE", &profile).args(&args);
+        let mut child = spawn_piped(&mut command);
+        drop(child.stdout.take());
+        drop(child.stderr.take());
+        let mut stdin = child.stdin.take().unwrap();
+        let _ = stdin.write_all(input);
+        drop(stdin);
+        let status = child.wait().unwrap();
+        assert_eq!(status.code(), Some(code), "{args:?}");
+    }
+    assert!(json.exists());
+    assert!(blake3_batch::Profile::load(&profile).is_ok());
+}
+
 #[test]
 fn bad_flags_get_usage_and_info_reports_the_machine() {
     let out = run(b3batch().args(["hash", "--no-such-flag"]), b"");

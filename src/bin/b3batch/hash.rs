@@ -11,7 +11,7 @@ use clap::Args;
 
 use crate::files::{walk, Encoding, FileHasher, Outcome};
 use crate::names::{line_parts, parse_check_line, LineStyle};
-use crate::options::{CliError, GlobalArgs, ModeArgs};
+use crate::options::{warn, CliError, GlobalArgs, ModeArgs};
 
 /// What a directory given as a file to hash gets.
 const IS_A_DIRECTORY: &str = "Is a directory (use -r to hash the files in it)";
@@ -115,10 +115,10 @@ pub fn run(args: &HashArgs, global: &GlobalArgs) -> Result<ExitCode, CliError> {
     progress.finish_and_clear();
     out.flush()?;
     if failed_lines > 0 {
-        eprintln!(
+        warn(format_args!(
             "b3batch: WARNING: {failed_lines} computed checksum{} did NOT match",
             if failed_lines == 1 { "" } else { "s" }
-        );
+        ));
     }
     Ok(if failed > 0 {
         ExitCode::FAILURE
@@ -155,7 +155,10 @@ fn hash(
                 failed += 1;
                 // Keep stdout and stderr in order for a reader of both.
                 out.flush()?;
-                eprintln!("b3batch: {}: {reason}", path.to_string_lossy());
+                warn(format_args!(
+                    "b3batch: {}: {reason}",
+                    path.to_string_lossy()
+                ));
             }
         }
         Ok(())
@@ -303,7 +306,7 @@ fn check(
                     // Results so far first, so messages stay in order.
                     hasher.flush(&mut emit)?;
                     unreadable_checkfiles += 1;
-                    eprintln!("b3batch: {shown}: {error}");
+                    warn(format_args!("b3batch: {shown}: {error}"));
                     continue;
                 }
             }
@@ -317,7 +320,7 @@ fn check(
                 Err(error) => {
                     hasher.flush(&mut emit)?;
                     unreadable_checkfiles += 1;
-                    eprintln!("b3batch: {shown}: {error}");
+                    warn(format_args!("b3batch: {shown}: {error}"));
                     break;
                 }
             }
@@ -335,7 +338,7 @@ fn check(
                 Err(reason) => {
                     hasher.flush(&mut emit)?;
                     fail();
-                    eprintln!("b3batch: {reason}");
+                    warn(format_args!("b3batch: {reason}"));
                 }
             }
         }

@@ -124,6 +124,7 @@ pub fn calibrate(global: &GlobalArgs) -> Result<ExitCode, CliError> {
         .save(&path)
         .map_err(|error| CliError::Message(error.to_string()))?;
     let json = serde_json::to_string_pretty(&profile).unwrap_or_default();
-    println!("saved {}:\n{json}", path.display());
+    // The profile is saved: a closed stdout (`| head`) is no failure.
+    writeln!(io::stdout().lock(), "saved {}:\n{json}", path.display())?;
     Ok(ExitCode::SUCCESS)
 }

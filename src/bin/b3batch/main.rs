@@ -15,7 +15,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-use options::{CliError, GlobalArgs};
+use options::{warn, CliError, GlobalArgs};
 
 /// Hash huge numbers of small blobs with BLAKE3.
 #[derive(Parser)]
@@ -65,7 +65,7 @@ fn main() -> ExitCode {
         // A reader that stopped early (`| head`) is not an error.
         Err(CliError::Io(error)) if error.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
         Err(error) => {
-            eprintln!("b3batch: {error}");
+            warn(format_args!("b3batch: {error}"));
             ExitCode::FAILURE
         }
     }

@@ -2,7 +2,7 @@
 //! building the engine, the error type, and the progress bar.
 
 use std::fmt;
-use std::io::{self, IsTerminal, Read};
+use std::io::{self, IsTerminal, Read, Write};
 
 use blake3_batch::{Backend, Engine, EngineBuilder, Mode};
 use clap::{Args, ValueEnum};
@@ -179,6 +179,12 @@ pub enum CliError {
     Message(String),
     /// An I/O error on stdout or stdin (a closed stdout ends quietly).
     Io(io::Error),
+}
+
+/// Writes a line to stderr, as `eprintln!` does but without its panic
+/// when stderr is closed (`2>&1 | head`): the exit status still tells.
+pub fn warn(line: fmt::Arguments<'_>) {
+    let _ = writeln!(io::stderr().lock(), "{line}");
 }
 
 impl From<io::Error> for CliError {

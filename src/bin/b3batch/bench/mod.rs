@@ -7,6 +7,7 @@ mod measure;
 mod plot;
 mod report;
 
+use std::io::{self, Write};
 use std::path::PathBuf;
 
 use blake3_batch::{cpu_model, Backend, Choice, Engine};
@@ -315,7 +316,13 @@ pub fn run(args: &BenchArgs, global: &GlobalArgs) -> Result<(), String> {
         ceiling_gb_per_sec: ceiling,
         cases,
     };
-    print!("{}", report.table());
+    // A reader that stopped early (`| head`) still gets the files below.
+    match io::stdout().lock().write_all(report.table().as_bytes()) {
+        Err(error) if error.kind() != io::ErrorKind::BrokenPipe => {
+            return Err(format!("writing the table: {error}"));
+        }
+        _ => {}
+    }
     let write = |path: &PathBuf, text: String| {
         std::fs::write(path, text).map_err(|error| format!("{}: {error}", path.display()))
     };
