@@ -246,8 +246,10 @@ def _strings_of(arrays: Any, kind: str) -> Any:
     import numpy as np
     import pyarrow as pa
 
-    if all(array.dtype != object for array in arrays):
-        flat = [array.reshape(-1) for array in arrays]
-        return numpy_strings(flat[0] if len(flat) == 1 else np.concatenate(flat))
-    values = [value for array in arrays for value in array.reshape(-1).tolist()]
+    flat = [array.reshape(-1) for array in arrays]
+    values = flat[0] if len(flat) == 1 else np.concatenate(flat)
+    if values.dtype != object:
+        return numpy_strings(values)
+    # pyarrow reads the objects in place, with no Python list between;
+    # Python strings keep the NULs inside them.
     return pa.array(values, pa.binary() if kind == "S" else pa.string())
