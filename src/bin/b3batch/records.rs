@@ -111,6 +111,19 @@ pub fn run(args: &RecordsArgs, global: &GlobalArgs) -> Result<ExitCode, CliError
                 CliError::Message(format!("{}: {error}", path.to_string_lossy()))
             })?;
             let len = file.metadata().ok().map(|meta| meta.len());
+            // A regular file's length says now whether its last record is
+            // short, so it is refused before any digest is written. A
+            // stream's short last record shows only at its end, after the
+            // digests of the whole records before it.
+            let regular = file.metadata().is_ok_and(|meta| meta.is_file());
+            if let (Layout::Sized(size), Some(len), false, true) =
+                (layout, len, args.allow_short, regular)
+            {
+                let partial = len % size as u64;
+                if partial != 0 {
+                    return Err(short_record(partial, size));
+                }
+            }
             (Box::new(file), len)
         }
         _ => (Box::new(io::stdin().lock()), None),
@@ -420,15 +433,20 @@ fn finish<W: Write>(
     }
     if let Layout::Sized(size) = layout {
         if !allow_short {
-            return Err(CliError::Message(format!(
-                "the last record has {partial} bytes, not {size}: the input is not a whole \
-                 number of records (pass --allow-short to hash the short record too)"
-            )));
+            return Err(short_record(partial as u64, size));
         }
     }
     let mut hasher = long.unwrap_or_else(|| sink.mode.hasher());
     hasher.update(rest);
     sink.finish_hasher(hasher)
+}
+
+/// The error for a last record of `partial` bytes, short of `size`.
+fn short_record(partial: u64, size: usize) -> CliError {
+    CliError::Message(format!(
+        "the last record has {partial} bytes, not {size}: the input is not a whole number of \
+         records (pass --allow-short to hash the short record too)"
+    ))
 }
 
 fn read_some(input: &mut impl Read, buffer: &mut [u8]) -> Result<usize, CliError> {
