@@ -192,7 +192,7 @@ fn hash_length_gives_prefixes_and_extended_output() {
 /// `--seek`, as b3sum's: `--length` bytes of output from byte `--seek` on,
 /// within the digest, across its end and past it (the official vectors'
 /// 131 bytes in every mode); a file streamed for its size and stdin in raw
-/// against `blake3`; refused with `--check`.
+/// against `blake3`; with `--check`, the checkfile's digests from there.
 #[test]
 fn hash_seek_reads_the_output_from_any_byte() {
     let files = vector_files();
@@ -243,8 +243,59 @@ fn hash_seek_reads_the_output_from_any_byte() {
         );
         assert_eq!(out.stdout, xof_at(seek, length), "stdin from {seek}");
     }
-    let out = run(b3batch().args(["hash", "--check", "--seek", "5", "-"]), b"");
-    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    // --check --seek, as b3sum's: the checkfile's digests are 32 bytes of
+    // output from the seek on, in every mode; checked from 0 they fail.
+    let seek = 5;
+    for (mode, args, key) in [
+        (0, vec![], &[][..]),
+        (1, vec!["--keyed"], &files.key[..]),
+        (2, vec!["--derive-key", files.context.as_str()], &[][..]),
+    ] {
+        let sums = files.lines(|name, case| {
+            let hex: String = case.extended[mode][seek..seek + 32]
+                .iter()
+                .map(|byte| format!("{byte:02x}"))
+                .collect();
+            format!("{hex}  {name}\n")
+        });
+        fs::write(files.dir.path().join("sums"), &sums).unwrap();
+        let check = |more: &[&str]| {
+            let mut command = b3batch();
+            command
+                .current_dir(files.dir.path())
+                .args(["hash", "--check", "sums"])
+                .args(&args)
+                .args(more);
+            run(command, key)
+        };
+        let out = check(&["--seek", "5"]);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        assert_eq!(
+            text(&out.stdout),
+            files.lines(|name, _| format!("{name}: OK\n"))
+        );
+        let out = check(&[]);
+        assert_eq!(out.status.code(), Some(1));
+        assert_eq!(
+            text(&out.stdout),
+            files.lines(|name, _| format!("{name}: FAILED\n"))
+        );
+    }
+    // The last 32 bytes a seek reaches, of a file streamed for its size.
+    let seek = u64::MAX - 31;
+    let sums = format!("{}  big\n", hex(&xof_at(seek, 32).try_into().unwrap()));
+    let out = run(
+        b3batch().current_dir(dir.path()).args([
+            "hash",
+            "--check",
+            "--seek",
+            &seek.to_string(),
+            "-",
+        ]),
+        sums.as_bytes(),
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "big: OK\n");
 }
 
 #[test]
@@ -839,6 +890,33 @@ fn records_in_every_layout_match_hash_many() {
         short,
     );
     assert!(out.status.success());
+    assert_eq!(
+        text(&out.stdout),
+        record_lines(&short.chunks(7).collect::<Vec<_>>())
+    );
+    // A file's length shows the short record before any digest is written;
+    // with --allow-short it is hashed as from stdin.
+    let short_dir = tempfile::tempdir().unwrap();
+    let short_file = short_dir.path().join("short");
+    fs::write(&short_file, short).unwrap();
+    let out = run(
+        b3batch().args(["records", "--size", "7"]).arg(&short_file),
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(text(&out.stdout), "");
+    assert!(
+        text(&out.stderr).contains("the last record has 2 bytes, not 7"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = run(
+        b3batch()
+            .args(["records", "--size", "7", "--allow-short"])
+            .arg(&short_file),
+        b"",
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(
         text(&out.stdout),
         record_lines(&short.chunks(7).collect::<Vec<_>>())

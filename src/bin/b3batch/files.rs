@@ -50,14 +50,18 @@ impl From<blake3::OutputReader> for Digest {
 }
 
 impl Digest {
-    /// The first 32 bytes of output: the hash.
-    pub fn hash(&self) -> [u8; 32] {
+    /// The 32 bytes of output from byte `seek` on (from 0: the hash), or
+    /// `None` past the first byte of a batched hash, which holds only those
+    /// 32.
+    pub fn output_at(&self, seek: u64) -> Option<[u8; 32]> {
         match self {
-            Digest::Hash(hash) => *hash,
+            Digest::Hash(hash) => (seek == 0).then_some(*hash),
             Digest::Extended(output) => {
-                let mut hash = [0u8; 32];
-                output.clone().fill(&mut hash);
-                hash
+                let mut output = output.clone();
+                output.set_position(seek);
+                let mut bytes = [0u8; 32];
+                output.fill(&mut bytes);
+                Some(bytes)
             }
         }
     }

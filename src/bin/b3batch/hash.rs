@@ -37,7 +37,7 @@ pub struct HashArgs {
     #[arg(
         short = 'c',
         long,
-        conflicts_with_all = ["tag", "no_names", "raw", "recursive", "length", "seek", "files_from"]
+        conflicts_with_all = ["tag", "no_names", "raw", "recursive", "length", "files_from"]
     )]
     check: bool,
     /// Output bytes per file, before hex encoding: fewer than 32 give a
@@ -46,7 +46,8 @@ pub struct HashArgs {
     #[arg(short = 'l', long, value_name = "LEN", default_value_t = 32)]
     length: u64,
     /// The output's first byte: with --length, bytes SEEK..SEEK+LEN of
-    /// BLAKE3's extended output, as b3sum's --seek.
+    /// BLAKE3's extended output, as b3sum's --seek; with --check, the
+    /// checkfile's digests are bytes SEEK..SEEK+32.
     #[arg(long, value_name = "SEEK", default_value_t = 0)]
     seek: u64,
     /// BSD-style lines: `BLAKE3 (FILE) = HASH`.
@@ -99,8 +100,10 @@ pub fn run(args: &HashArgs, global: &GlobalArgs) -> Result<ExitCode, CliError> {
     let progress = global.progress(None, "files");
     // Failures of any kind, and those b3sum's closing warning counts.
     let (failed, failed_lines) = if args.check {
-        let mut hasher = FileHasher::new(&engine, &mode, &progress);
-        let checked = check(&files, global.quiet, &mut hasher, &mut out)?;
+        // As b3sum, a checkfile written with --seek is checked with it: its
+        // digests are 32 bytes of extended output from there.
+        let mut hasher = FileHasher::new(&engine, &mode, &progress).extended(args.seek > 0);
+        let checked = check(&files, args.seek, global.quiet, &mut hasher, &mut out)?;
         // A checkfile that could not be read was named in its own error.
         let lines = checked.failed_lines;
         (lines + checked.unreadable_checkfiles, lines)
@@ -266,9 +269,11 @@ struct Checked {
     unreadable_checkfiles: u64,
 }
 
-/// Checks every line of every checkfile.
+/// Checks every line of every checkfile against the 32 bytes of each
+/// file's output from byte `seek` on.
 fn check(
     checkfiles: &[PathBuf],
+    seek: u64,
     quiet: bool,
     hasher: &mut FileHasher<'_, Expected>,
     out: &mut impl Write,
@@ -279,7 +284,7 @@ fn check(
     let mut unreadable_checkfiles = 0;
     let mut emit = |expected: Expected, outcome: Outcome| -> Result<(), CliError> {
         match outcome {
-            Ok(digest) if digest.hash() == expected.digest => {
+            Ok(digest) if digest.output_at(seek) == Some(expected.digest) => {
                 if !quiet {
                     writeln!(out, "{}: OK", expected.shown)?;
                 }
