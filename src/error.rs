@@ -96,6 +96,16 @@ pub enum ErrorKind {
     /// `threads(0)` was asked for.
     #[error("threads(0) asks for no threads: ask for at least 1, or leave threads unset to use every core")]
     ZeroThreads,
+    /// More threads were asked for than an engine starts on this machine.
+    #[error("threads({threads}) is more than an engine starts here (16 per CPU and at least 256; {cpus} CPUs here): ask for at most {most}, or leave threads unset for one per CPU")]
+    TooManyThreads {
+        /// Threads asked for.
+        threads: usize,
+        /// The CPUs this process may run on.
+        cpus: usize,
+        /// The most threads an engine starts here.
+        most: usize,
+    },
     /// The worker thread pool could not be started.
     #[error("could not start {threads} worker threads ({reason}): ask for fewer threads")]
     ThreadPool {

@@ -45,8 +45,8 @@ pub use blake3::{Hash, OutputReader};
 pub use blobs::Offset;
 pub use cpu::{CpuBackend, CPU_BACKEND_ENV};
 pub use engine::{
-    Backend, BlobDigest, BlobHasher, Engine, EngineBuilder, FileDigest, FileHasher, FileOutput,
-    HasherOutput,
+    max_threads, Backend, BlobDigest, BlobHasher, Engine, EngineBuilder, FileDigest, FileHasher,
+    FileOutput, HasherOutput,
 };
 pub use error::{Error, ErrorKind};
 pub use gpu::{gpu_adapters, GpuDeviceType, GpuInfo, GpuTimings, GpuUpload};

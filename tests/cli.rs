@@ -1250,6 +1250,16 @@ fn bad_flags_get_usage_and_info_reports_the_machine() {
         "{}",
         text(&out.stderr)
     );
+    // A thread count past the engine's limit is refused, naming the limit.
+    let out = run(b3batch().args(["--threads", "200000", "hash", "-"]), b"abc");
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(text(&out.stdout), "");
+    let most = blake3_batch::max_threads();
+    assert!(
+        text(&out.stderr).contains(&format!("ask for at most {most}")),
+        "{}",
+        text(&out.stderr)
+    );
     // b3sum's `--num-threads 0` asks for the default.
     let out = run(b3batch().args(["--num-threads", "0", "hash", "-"]), b"abc");
     assert!(out.status.success(), "{}", text(&out.stderr));

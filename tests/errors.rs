@@ -153,6 +153,39 @@ fn zero_threads_is_rejected() {
     assert_eq!(error.kind(), &ErrorKind::ZeroThreads);
 }
 
+/// More threads than 16 per CPU (and 256) are refused before any starts,
+/// with the limit in the error; the limit itself builds.
+#[test]
+fn threads_past_the_limit_are_rejected_naming_it() {
+    let most = blake3_batch::max_threads();
+    let cpus = std::thread::available_parallelism().unwrap().get();
+    assert_eq!(most, (16 * cpus).max(256));
+    for threads in [most + 1, 200_000, usize::MAX] {
+        let error = Engine::builder().threads(threads).build().unwrap_err();
+        assert_eq!(
+            error.kind(),
+            &ErrorKind::TooManyThreads {
+                threads,
+                cpus,
+                most
+            }
+        );
+        let message = error.to_string();
+        assert!(message.contains(&format!("at most {most}")), "{message}");
+    }
+    let engine = Engine::builder()
+        .backend(Backend::Cpu)
+        .threads(most)
+        .build()
+        .unwrap();
+    assert_eq!(engine.threads(), most);
+    let blobs: Vec<Vec<u8>> = (0..5000).map(|len| vec![len as u8; len % 300]).collect();
+    let digests = engine.hash_many(&blobs).unwrap();
+    for (blob, digest) in blobs.iter().zip(&digests) {
+        assert_eq!(*digest, blake3::hash(blob));
+    }
+}
+
 #[test]
 fn empty_batches_are_fine_in_every_layout() {
     let engine = engine();

@@ -22,6 +22,7 @@ pub fn to_py(error: Error) -> PyErr {
         | ErrorKind::RecordSizeZero
         | ErrorKind::RecordSizeMismatch { .. }
         | ErrorKind::ZeroThreads
+        | ErrorKind::TooManyThreads { .. }
         | ErrorKind::GpuMemoryBudget { .. }
         | ErrorKind::ArrowNullValue { .. }
         | ErrorKind::ArrowDictionaryKey { .. }

@@ -127,6 +127,9 @@ def test_an_unknown_backend_or_thread_count_is_a_value_error():
         bb.Engine(cpu_backend="mmx")
     with pytest.raises(ValueError, match="thread"):
         bb.Engine(threads=0)
+    # Refused before any thread starts: a pool this size would take minutes.
+    with pytest.raises(ValueError, match=r"threads\(200000\).*ask for at most"):
+        bb.Engine(threads=200_000)
 
 
 def test_a_cpu_backend_this_machine_lacks_is_a_runtime_error():
