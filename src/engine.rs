@@ -77,9 +77,12 @@ const THREADS_FLOOR: usize = 256;
 /// 1000 and seconds on 2000, and a pool of 200 000 threads had not started
 /// after two minutes.
 pub fn max_threads() -> usize {
-    available_cpus()
-        .saturating_mul(THREADS_PER_CPU)
-        .max(THREADS_FLOOR)
+    threads_limit(available_cpus())
+}
+
+/// [`max_threads`] on `cpus` CPUs.
+fn threads_limit(cpus: usize) -> usize {
+    cpus.saturating_mul(THREADS_PER_CPU).max(THREADS_FLOOR)
 }
 
 /// The CPUs this process may run on (its affinity and CPU quota), or 1 if
@@ -268,14 +271,18 @@ impl EngineBuilder {
         // The settings first, before a GPU is opened.
         match self.threads {
             Some(0) => return Err(ErrorKind::ZeroThreads.into()),
-            Some(threads) if threads > max_threads() => {
-                let (cpus, most) = (available_cpus(), max_threads());
-                return Err(ErrorKind::TooManyThreads {
-                    threads,
-                    cpus,
-                    most,
+            // Under the floor no CPU count refuses it: no need to ask.
+            Some(threads) if threads > THREADS_FLOOR => {
+                let cpus = available_cpus();
+                let most = threads_limit(cpus);
+                if threads > most {
+                    let too_many = ErrorKind::TooManyThreads {
+                        threads,
+                        cpus,
+                        most,
+                    };
+                    return Err(too_many.into());
                 }
-                .into());
             }
             _ => {}
         }
@@ -326,6 +333,7 @@ impl EngineBuilder {
         };
         let (threads, pool) = match self.threads {
             None => (rayon::current_num_threads(), None),
+            // 0 was refused above.
             Some(0 | 1) => (1, None),
             Some(threads) => {
                 // The calling thread is the last of the `threads` that hash

@@ -110,12 +110,13 @@ pub fn run(args: &RecordsArgs, global: &GlobalArgs) -> Result<ExitCode, CliError
             let file = File::open(path).map_err(|error| {
                 CliError::Message(format!("{}: {error}", path.to_string_lossy()))
             })?;
-            let len = file.metadata().ok().map(|meta| meta.len());
+            let meta = file.metadata().ok();
+            let len = meta.as_ref().map(|meta| meta.len());
             // A regular file's length says now whether its last record is
             // short, so it is refused before any digest is written. A
             // stream's short last record shows only at its end, after the
             // digests of the whole records before it.
-            let regular = file.metadata().is_ok_and(|meta| meta.is_file());
+            let regular = meta.as_ref().is_some_and(|meta| meta.is_file());
             if let (Layout::Sized(size), Some(len), false, true) =
                 (layout, len, args.allow_short, regular)
             {
