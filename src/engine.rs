@@ -61,11 +61,11 @@ const EXACT_SHAPE_MAX: usize = 16 * 1024;
 const SHAPE_SAMPLES: usize = 1024;
 
 /// Threads an engine starts per CPU this process may run on, at most.
-const THREADS_PER_CPU: usize = 16;
+pub(crate) const THREADS_PER_CPU: usize = 16;
 /// ... and at least this many, whatever the CPUs: a container's CPU quota
 /// can make a large host report two, and a caller sizing by the host's
 /// count then gets a slower engine rather than an error.
-const THREADS_FLOOR: usize = 256;
+pub(crate) const THREADS_FLOOR: usize = 256;
 
 /// The most threads [`EngineBuilder::threads`] takes on this machine: 16 per
 /// CPU this process may run on, and at least 256.

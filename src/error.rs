@@ -97,7 +97,7 @@ pub enum ErrorKind {
     #[error("threads(0) asks for no threads: ask for at least 1, or leave threads unset to use every core")]
     ZeroThreads,
     /// More threads were asked for than an engine starts on this machine.
-    #[error("threads({threads}) is more than an engine starts here (16 per CPU and at least 256; {cpus} CPUs here): ask for at most {most}, or leave threads unset for one per CPU")]
+    #[error("threads({threads}) is more than an engine starts here ({} per CPU and at least {}; {cpus} CPUs here): ask for at most {most}, or leave threads unset for one per CPU", crate::engine::THREADS_PER_CPU, crate::engine::THREADS_FLOOR)]
     TooManyThreads {
         /// Threads asked for.
         threads: usize,
