@@ -171,7 +171,7 @@ def hash_iter(
 
 
 def hash_file(
-    path: Union[str, "os.PathLike[str]"],
+    path: Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]"],
     *,
     length: int = 32,
     seek: int = 0,
@@ -208,7 +208,7 @@ def hash_reader(
 
 
 def hash_files(
-    paths: Union[Iterable[Union[str, "os.PathLike[str]", None]], Any],
+    paths: Union[Iterable[Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]", None]], Any],
     *,
     length: int = 32,
     seek: int = 0,
@@ -217,8 +217,8 @@ def hash_files(
     derive_key: Optional[str] = None,
     errors: str = "raise",
 ) -> Union[List[Optional[bytes]], List[Optional[str]]]:
-    """Digests of the files at ``paths`` (an iterable of ``str`` or
-    ``os.PathLike``, or an Arrow array of strings), as a list of ``bytes``
+    """Digests of the files at ``paths`` (an iterable of ``str``, ``bytes`` or
+    ``os.PathLike``, or an Arrow array of strings or binary names), as a list of ``bytes``
     of ``length`` bytes in order (over 32: BLAKE3's extended output),
     ``None`` for a null path: small files read side by side and hashed in
     batches, larger ones streamed, with the GIL released. A file that

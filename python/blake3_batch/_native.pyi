@@ -84,7 +84,7 @@ class Engine:
     ) -> "DigestIterator": ...
     def hash_file(
         self,
-        path: Union[str, "os.PathLike[str]"],
+        path: Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]"],
         *,
         length: int = 32,
         seek: int = 0,
@@ -104,7 +104,7 @@ class Engine:
     ) -> Union[bytes, str]: ...
     def hash_files(
         self,
-        paths: Union[Iterable[Union[str, "os.PathLike[str]", None]], pa.Array, pa.ChunkedArray, Any],
+        paths: Union[Iterable[Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]", None]], pa.Array, pa.ChunkedArray, Any],
         *,
         length: int = 32,
         seek: int = 0,

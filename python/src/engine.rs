@@ -2,7 +2,6 @@
 //! hash Arrow columns, bytes objects and NumPy records with it.
 
 use std::collections::VecDeque;
-use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
 
 use arrow_array::ArrayRef;
@@ -22,6 +21,7 @@ use crate::arrow::{
 use crate::batches::ArrowDigestBatches;
 use crate::errors::to_py;
 use crate::options::{type_name, Options, OwnedMode};
+use crate::paths::{path_list, path_of};
 use crate::pinned::PyPinnedBuffer;
 use crate::reader::PyReader;
 use crate::tables::{column_of, one_column, shape_of, table_rows, Shape};
@@ -198,7 +198,20 @@ impl Drop for PyEngine {
 impl PyEngine {
     #[new]
     #[pyo3(signature = (backend = "auto", threads = None, cpu_backend = None))]
-    fn new(backend: &str, threads: Option<usize>, cpu_backend: Option<&str>) -> PyResult<Self> {
+    fn new(backend: &str, threads: Option<i128>, cpu_backend: Option<&str>) -> PyResult<Self> {
+        // Zero and counts past the limit get the engine's own errors; a
+        // count no usize holds (a negative one) is out of range here.
+        let threads = threads
+            .map(|threads| {
+                usize::try_from(threads).map_err(|_| {
+                    PyValueError::new_err(format!(
+                        "threads={threads} is out of range: give 1 to {}, or leave threads \
+                         unset to use every core",
+                        blake3_batch::max_threads()
+                    ))
+                })
+            })
+            .transpose()?;
         PyEngine::build(backend, threads, cpu_backend)
     }
 
@@ -219,7 +232,7 @@ impl PyEngine {
         &self,
         py: Python<'py>,
         column: &Bound<'py, PyAny>,
-        length: usize,
+        length: i128,
         seek: i128,
         hex: bool,
         key: Option<&Bound<'py, PyAny>>,
@@ -243,7 +256,7 @@ impl PyEngine {
     fn hash_arrow_batches<'py>(
         slf: &Bound<'py, Self>,
         source: &Bound<'py, PyAny>,
-        length: usize,
+        length: i128,
         seek: i128,
         hex: bool,
         as_u64: bool,
@@ -293,7 +306,7 @@ impl PyEngine {
         &self,
         py: Python<'py>,
         items: &Bound<'py, PyAny>,
-        length: usize,
+        length: i128,
         seek: i128,
         hex: bool,
         key: Option<&Bound<'py, PyAny>>,
@@ -318,8 +331,8 @@ impl PyEngine {
     fn hash_iter<'py>(
         slf: &Bound<'py, Self>,
         items: &Bound<'py, PyAny>,
-        batch_size: usize,
-        length: usize,
+        batch_size: i128,
+        length: i128,
         seek: i128,
         hex: bool,
         key: Option<&Bound<'py, PyAny>>,
@@ -329,11 +342,13 @@ impl PyEngine {
         // Refused now, not at the first batch: a closed engine, a bad batch
         // size, one bytes object rather than many.
         slf.get().engine()?;
-        if batch_size == 0 {
-            return Err(PyValueError::new_err(
-                "batch_size=0: give the items hashed together, at least 1",
-            ));
+        if batch_size < 1 {
+            return Err(PyValueError::new_err(format!(
+                "batch_size={batch_size}: give the items hashed together, at least 1"
+            )));
         }
+        // More than any iterable can give is one batch of all of it.
+        let batch_size = usize::try_from(batch_size).unwrap_or(usize::MAX);
         let iterator = blob_iterator(items, "hash_iter takes an iterable")?;
         Ok(DigestIterator {
             engine: slf.clone().unbind(),
@@ -358,7 +373,7 @@ impl PyEngine {
         &self,
         py: Python<'py>,
         records: &Bound<'py, PyAny>,
-        length: usize,
+        length: i128,
         seek: i128,
         key: Option<&Bound<'py, PyAny>>,
         derive_key: Option<&str>,
@@ -417,7 +432,8 @@ impl PyEngine {
         Ok(out.clone())
     }
 
-    /// The digest of the file at `path` (a `str` or `os.PathLike`), as
+    /// The digest of the file at `path` (a `str`, `bytes` or `os.PathLike`, as
+    /// `open()` takes it), as
     /// `bytes` of `length` bytes (over 32, BLAKE3's extended output; a `str`
     /// of hex digits with `hex=True`), as
     /// `blake3` hashes its contents, with the
@@ -430,14 +446,15 @@ impl PyEngine {
     fn hash_file<'py>(
         &self,
         py: Python<'py>,
-        path: PathBuf,
-        length: usize,
+        path: &Bound<'py, PyAny>,
+        length: i128,
         seek: i128,
         hex: bool,
         key: Option<&Bound<'py, PyAny>>,
         derive_key: Option<&str>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let options = Options::parse(key, derive_key, length, seek)?;
+        let path = path_of(path)?;
         let engine = self.engine()?;
         let outputs = py.detach(|| file_outputs(&engine, &options, [path]));
         match outputs.into_iter().next() {
@@ -462,7 +479,7 @@ impl PyEngine {
         &self,
         py: Python<'py>,
         reader: &Bound<'py, PyAny>,
-        length: usize,
+        length: i128,
         seek: i128,
         hex: bool,
         key: Option<&Bound<'py, PyAny>>,
@@ -483,8 +500,8 @@ impl PyEngine {
         output.map_err(to_py)?.into_python(py, &options, hex)
     }
 
-    /// The digests of the files at `paths` (an iterable of `str` or
-    /// `os.PathLike`, or an Arrow array of strings), as a list of `bytes`
+    /// The digests of the files at `paths` (an iterable of `str`, `bytes` or
+    /// `os.PathLike`, or an Arrow array of strings or binary names), as a list of `bytes`
     /// of `length` bytes in order (over 32, BLAKE3's extended output, small
     /// files then by `blake3` on every thread; `str` of hex digits with
     /// `hex=True`), `None` for a null path. Files of up to
@@ -499,7 +516,7 @@ impl PyEngine {
         &self,
         py: Python<'py>,
         paths: &Bound<'py, PyAny>,
-        length: usize,
+        length: i128,
         seek: i128,
         hex: bool,
         key: Option<&Bound<'py, PyAny>>,
@@ -542,7 +559,12 @@ impl PyEngine {
     /// them (ordinary memory where the engine has no GPU, or one that
     /// cannot pin memory: `.pinned` tells). Fill and hash it through
     /// `numpy.asarray(buffer)`.
-    fn pinned_buffer(&self, py: Python<'_>, nbytes: usize) -> PyResult<PyPinnedBuffer> {
+    fn pinned_buffer(&self, py: Python<'_>, nbytes: i128) -> PyResult<PyPinnedBuffer> {
+        let nbytes = usize::try_from(nbytes).map_err(|_| {
+            PyValueError::new_err(format!(
+                "nbytes={nbytes} is out of range: give 0 or more bytes, as many as memory holds"
+            ))
+        })?;
         let engine = self.engine()?;
         let buffer = py.detach(|| engine.pinned_buffer(nbytes)).map_err(to_py)?;
         Ok(PyPinnedBuffer::new(buffer))
@@ -975,80 +997,11 @@ where
 }
 
 /// Every array of an Arrow stream, read with the GIL held.
-fn stream_chunks(stream: PyArrayReader) -> PyResult<Vec<ArrayRef>> {
+pub fn stream_chunks(stream: PyArrayReader) -> PyResult<Vec<ArrayRef>> {
     stream
         .into_reader()?
         .collect::<Result<Vec<ArrayRef>, ArrowError>>()
         .map_err(|error| PyValueError::new_err(format!("reading the Arrow stream: {error}")))
-}
-
-/// The paths of an Arrow array or stream of strings (pyarrow, Polars, …),
-/// or of an iterable of `str` or `os.PathLike` (not one `str`, which would
-/// be its characters); `None` for a null or a `None`.
-fn path_list(paths: &Bound<'_, PyAny>) -> PyResult<Vec<Option<PathBuf>>> {
-    let paths = &arrow_input(paths)?;
-    if paths.hasattr("__arrow_c_array__")? || paths.hasattr("__arrow_c_stream__")? {
-        return arrow_paths(paths);
-    }
-    if paths.is_instance_of::<PyString>() || paths.is_instance_of::<PyBytes>() {
-        return Err(PyTypeError::new_err(
-            "paths is one string: give a list of paths (or use hash_file for one)",
-        ));
-    }
-    let items = paths.try_iter().map_err(|_| {
-        PyTypeError::new_err(format!(
-            "paths is {}: give an iterable of str or os.PathLike, or an Arrow array of strings",
-            type_name(paths)
-        ))
-    })?;
-    items
-        .map(|item| {
-            let item = item?;
-            if item.is_none() {
-                return Ok(None);
-            }
-            item.extract::<PathBuf>().map(Some).map_err(|_| {
-                PyTypeError::new_err(format!(
-                    "a path is {}: give str or os.PathLike",
-                    type_name(&item)
-                ))
-            })
-        })
-        .collect()
-}
-
-/// The strings of an Arrow array or stream of `string`, `large_string` or
-/// `string_view` values as paths.
-fn arrow_paths(paths: &Bound<'_, PyAny>) -> PyResult<Vec<Option<PathBuf>>> {
-    use arrow_array::cast::AsArray;
-
-    let paths = paths.extract::<AnyArray>()?;
-    let is_table = one_column(paths.field()?.as_ref())?.is_some();
-    let mut chunks: Vec<ArrayRef> = match paths {
-        AnyArray::Array(array) => vec![array.into_inner().0],
-        AnyArray::Stream(stream) => stream_chunks(stream)?,
-    };
-    if is_table {
-        // A table of one column of paths (a query's result) is that column.
-        chunks = chunks.iter().map(column_of).collect::<PyResult<_>>()?;
-    }
-    let mut found = Vec::new();
-    for chunk in &chunks {
-        let path = |value: Option<&str>| value.map(PathBuf::from);
-        if let Some(strings) = chunk.as_string_opt::<i32>() {
-            found.extend(strings.iter().map(path));
-        } else if let Some(strings) = chunk.as_string_opt::<i64>() {
-            found.extend(strings.iter().map(path));
-        } else if let Some(strings) = chunk.as_string_view_opt() {
-            found.extend(strings.iter().map(path));
-        } else {
-            return Err(PyTypeError::new_err(format!(
-                "paths is an Arrow array of {}: give strings (string, large_string or string_view)",
-                chunk.data_type()
-            )));
-        }
-    }
-    Ok(found)
 }
 
 /// One input's output (a file's, a reader's): its digest, or its extended

@@ -7,6 +7,7 @@ mod batches;
 mod engine;
 mod errors;
 mod options;
+mod paths;
 mod pinned;
 mod reader;
 mod tables;
@@ -49,7 +50,7 @@ fn default_engine(py: Python<'_>) -> PyResult<Py<PyEngine>> {
 #[pyfunction]
 #[pyo3(signature = (*, length = 32, seek = 0, key = None, derive_key = None))]
 fn check_options(
-    length: usize,
+    length: i128,
     seek: i128,
     key: Option<&Bound<'_, PyAny>>,
     derive_key: Option<&str>,

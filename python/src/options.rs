@@ -45,15 +45,18 @@ impl Options {
     pub fn parse(
         key: Option<&Bound<'_, PyAny>>,
         derive_key: Option<&str>,
-        length: usize,
+        length: i128,
         seek: i128,
     ) -> PyResult<Options> {
-        if !(1..=MAX_LENGTH).contains(&length) {
-            return Err(PyValueError::new_err(format!(
-                "length={length} is out of range: give 1 to {MAX_LENGTH} bytes \
-                 (32 is the digest, fewer its prefix, more BLAKE3's extended output)"
-            )));
-        }
+        let length = usize::try_from(length)
+            .ok()
+            .filter(|length| (1..=MAX_LENGTH).contains(length))
+            .ok_or_else(|| {
+                PyValueError::new_err(format!(
+                    "length={length} is out of range: give 1 to {MAX_LENGTH} bytes \
+                     (32 is the digest, fewer its prefix, more BLAKE3's extended output)"
+                ))
+            })?;
         let seek = u64::try_from(seek).map_err(|_| {
             PyValueError::new_err(format!(
                 "seek={seek} is out of range: give 0 to 2**64 - 1, the output byte to start from"

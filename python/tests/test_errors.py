@@ -88,9 +88,32 @@ def test_a_seek_outside_the_output_is_a_value_error(seek):
         bb.hash_many([b"a"], seek=1.5)
 
 
-def test_a_negative_length_is_an_error():
-    with pytest.raises(OverflowError):
-        bb.hash_arrow(COLUMN, length=-1)
+@pytest.mark.parametrize("value", [-1, 2**70])
+def test_integers_out_of_range_are_value_errors_naming_the_argument(value, tmp_path):
+    # Negative or wider than 64 bits: a ValueError that names the argument
+    # and its range, as for 0, not the OverflowError of a conversion.
+    path = tmp_path / "file"
+    path.write_bytes(b"abc")
+    for call in [
+        lambda: bb.hash_arrow(COLUMN, length=value),
+        lambda: bb.hash_many([b"a"], length=value),
+        lambda: bb.hash_records(np.zeros((1, 1), np.uint8), length=value),
+        lambda: bb.hash_file(path, length=value),
+        lambda: bb.hash_iter([b"a"], length=value),
+    ]:
+        with pytest.raises(ValueError, match=rf"length={value} is out of range: give 1 to"):
+            call()
+    with pytest.raises(ValueError, match=rf"threads={value} is out of range: give 1 to \d+"):
+        bb.Engine(threads=value)
+    with pytest.raises(ValueError, match=rf"nbytes={value} is out of range"):
+        bb.default_engine().pinned_buffer(value)
+    with pytest.raises(ValueError, match="batch_size=-1: .* at least 1"):
+        bb.hash_iter([b"a"], batch_size=-1)
+
+
+def test_a_batch_size_past_any_count_is_one_batch():
+    items = [bytes([i]) * i for i in range(100)]
+    assert list(bb.hash_iter(iter(items), batch_size=2**70)) == bb.hash_many(items)
 
 
 def test_records_that_are_not_contiguous_are_a_value_error():

@@ -5,7 +5,9 @@ no file raise the OSError that fits or get None; a reader's exception is
 raised as it is."""
 
 import io
+import os
 import pathlib
+import sys
 
 import blake3
 import pyarrow as pa
@@ -163,8 +165,47 @@ def test_paths_from_arrow_and_nulls_get_none(tmp_path):
     assert bb.hash_files(chunked) == expected
     polars = pytest.importorskip("polars")
     assert bb.hash_files(polars.Series(with_null)) == expected
-    with pytest.raises(TypeError, match="Arrow array of Int64"):
+    with pytest.raises(TypeError, match="Arrow array of Int64.*binary file names"):
         bb.hash_files(pa.array([1, 2]))
+
+
+class BytesPathLike:
+    """An os.PathLike whose __fspath__ gives bytes, as os.DirEntry from
+    os.scandir(bytes) does."""
+
+    def __init__(self, path):
+        self.path = os.fsencode(path)
+
+    def __fspath__(self):
+        return self.path
+
+
+def test_bytes_paths_name_the_files_open_reads(tmp_path):
+    names = ["plain", "caf\u00e9"]
+    if sys.platform.startswith("linux"):
+        # A name that is not UTF-8: os.listdir gives it as surrogates, or as
+        # the bytes themselves from a bytes directory.
+        names.append(os.fsdecode(b"raw-\xff\xfe"))
+    paths = [tmp_path / name for name in names]
+    for index, path in enumerate(paths):
+        path.write_bytes(pattern(100 + index))
+    expected = [blake3.blake3(path.read_bytes()).digest() for path in paths]
+    encoded = [os.fsencode(path) for path in paths]
+    assert [bb.hash_file(name) for name in encoded] == expected
+    assert [bb.hash_file(BytesPathLike(path)) for path in paths] == expected
+    assert bb.hash_files(encoded) == expected
+    assert bb.hash_files([BytesPathLike(path) for path in paths] + [None]) == expected + [None]
+    # What a walk of a bytes directory gives: names open() reads as they are.
+    listed = [os.path.join(os.fsencode(tmp_path), name) for name in os.listdir(os.fsencode(tmp_path))]
+    with_contents = [(name, open(name, "rb").read()) for name in listed]
+    assert bb.hash_files([name for name, _ in with_contents]) == [blake3.blake3(c).digest() for _, c in with_contents]
+    # Binary file names from Arrow, as a manifest of bytes paths holds them.
+    for kind in [pa.binary(), pa.large_binary(), pa.binary_view()]:
+        assert bb.hash_files(pa.array(encoded + [None], type=kind)) == expected + [None]
+    with pytest.raises(TypeError, match="a path is int: give str, bytes or os.PathLike"):
+        bb.hash_file(5)
+    with pytest.raises(TypeError, match="a path is float"):
+        bb.hash_files([encoded[0], 1.5])
 
 
 # hash_reader: any binary file object, read in windows.
