@@ -748,6 +748,39 @@ fn many_small_files_hash_in_order() {
     assert_eq!(text(&out.stdout), want);
 }
 
+/// Linux's `/proc` and `/sys` files say they hold 0 or 4096 bytes
+/// whatever their reads give: they are hashed as far as their reads go, as
+/// b3sum hashes them, and check so.
+#[cfg(target_os = "linux")]
+#[test]
+fn proc_and_sys_files_hash_as_far_as_their_reads_go() {
+    let mut paths = vec!["/proc/version"];
+    if Path::new("/sys/devices/system/cpu/online").exists() {
+        paths.push("/sys/devices/system/cpu/online");
+    }
+    let want: String = paths
+        .iter()
+        .map(|path| {
+            format!(
+                "{}  {path}\n",
+                blake3::hash(&fs::read(path).unwrap()).to_hex()
+            )
+        })
+        .collect();
+    for extra in [&[][..], &["--no-mmap"]] {
+        let out = run(b3batch().arg("hash").args(extra).args(&paths), b"");
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        assert_eq!(text(&out.stdout), want);
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let sums = dir.path().join("sums");
+    fs::write(&sums, &want).unwrap();
+    let out = run(b3batch().args(["hash", "--check"]).arg(&sums), b"");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let oks: String = paths.iter().map(|path| format!("{path}: OK\n")).collect();
+    assert_eq!(text(&out.stdout), oks);
+}
+
 /// `--files-from`: the files named in a list, newline- or NUL-separated,
 /// from a file or stdin, after any named on the command line, in order;
 /// b3sum's `--num-threads` and `--no-mmap` are accepted. A listed file

@@ -325,6 +325,53 @@ fn a_fifo_is_streamed_to_its_end() {
     );
 }
 
+/// Linux's `/proc` files say they hold 0 bytes and its `/sys` files 4096,
+/// whatever their reads give, and stay so: each is hashed as far as its
+/// reads go (as `cat` and `b3sum` read it), batched among ordinary files
+/// or alone, not refused as a file that changed.
+#[cfg(target_os = "linux")]
+#[test]
+fn files_whose_length_is_no_guide_are_read_to_their_end() {
+    let mut pseudo = vec![PathBuf::from("/proc/version")];
+    // Where /sys is mounted (in most containers, read-only).
+    let sys = PathBuf::from("/sys/devices/system/cpu/online");
+    if sys.exists() {
+        pseudo.push(sys);
+    }
+    for path in &pseudo {
+        let said = fs::metadata(path).unwrap().len() as usize;
+        let read = fs::read(path).unwrap().len();
+        assert!(
+            read > 0 && read != said,
+            "{path:?} says {said} bytes and gives {read}"
+        );
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mut paths = vec![write_file(dir.path(), "before", 100, 1)];
+    paths.extend(pseudo.iter().cloned());
+    paths.push(write_file(dir.path(), "after", 3000, 2));
+    let contents: Vec<Vec<u8>> = paths.iter().map(|path| fs::read(path).unwrap()).collect();
+    let mut engines = vec![("cpu".to_owned(), cpu())];
+    if let Some(gpu) = gpu_engine(None) {
+        engines.push(("gpu".to_owned(), gpu));
+    }
+    for (name, engine) in &engines {
+        for mode in modes() {
+            let digests = engine.hash_files(mode, &paths);
+            assert_digests_of(name, mode, &paths, &contents, &digests);
+            let outputs = engine.hash_files_xof(mode, &paths);
+            assert_outputs_of(name, mode, &contents, outputs);
+            for (path, content) in paths.iter().zip(&contents) {
+                let file = fs::File::open(path).unwrap();
+                let digest = engine.hash_file(mode, &file);
+                assert_eq!(digest, Ok(reference(mode, content)), "{name}: {path:?}");
+                let output = engine.hash_file_xof(mode, &file).unwrap();
+                assert_eq!(read_xof(output, 100), reference_xof(mode, content, 100));
+            }
+        }
+    }
+}
+
 #[test]
 fn a_file_hasher_emits_in_order_stops_when_told_and_takes_more_after_finish() {
     let dir = tempfile::tempdir().unwrap();

@@ -208,6 +208,20 @@ def test_bytes_paths_name_the_files_open_reads(tmp_path):
         bb.hash_files([encoded[0], 1.5])
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux's /proc")
+def test_proc_files_are_hashed_as_far_as_their_reads_go(tmp_path):
+    # /proc's files say they hold 0 bytes whatever they give.
+    assert os.stat("/proc/version").st_size == 0
+    with open("/proc/version", "rb") as file:
+        content = file.read()
+    expected = blake3.blake3(content).digest()
+    assert content and bb.hash_file("/proc/version") == expected
+    small = tmp_path / "small"
+    small.write_bytes(b"small")
+    digests = bb.hash_files([small, "/proc/version", small])
+    assert digests == [blake3.blake3(b"small").digest(), expected, blake3.blake3(b"small").digest()]
+
+
 # hash_reader: any binary file object, read in windows.
 
 

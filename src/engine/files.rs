@@ -13,6 +13,7 @@ use std::fs::{File, Metadata};
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
+use super::input::same_version;
 use super::output::HasherOutput;
 #[cfg(any(unix, windows))]
 use super::positional;
@@ -327,6 +328,12 @@ impl<T, D: HasherOutput> FileHasher<'_, T, D> {
             let blob = self.offsets.len() - 2;
             self.slots.push(match outcome {
                 Ok(()) => Slot::Batched(token, blob),
+                // Reads that did not match a length that stayed the same:
+                // a file whose length is no guide (`/proc`, `/sys`), which
+                // the stream reads to its end.
+                Err(error) if is_changed(&error) && opened.unchanged().is_ok() => {
+                    Slot::Done(token, self.stream(opened))
+                }
                 Err(error) => Slot::Done(token, Err(error)),
             });
         }
@@ -553,11 +560,7 @@ fn unchanged(path: &Path, file: &File, before: &Metadata) -> Result<(), Error> {
         return Ok(());
     }
     let after = file.metadata().map_err(|error| io_error(path, &error))?;
-    let same_time = match (before.modified(), after.modified()) {
-        (Ok(before), Ok(after)) => before == after,
-        _ => true,
-    };
-    match after.len() == before.len() && same_time {
+    match same_version(before, &after) {
         true => Ok(()),
         false => Err(changed(path)),
     }
@@ -574,6 +577,10 @@ fn file_error(path: &Path, io_kind: io::ErrorKind, reason: String) -> Error {
         reason,
     }
     .into()
+}
+
+fn is_changed(error: &Error) -> bool {
+    matches!(error.kind(), ErrorKind::FileChanged { .. })
 }
 
 fn changed(path: &Path) -> Error {

@@ -3,6 +3,7 @@
 //! at their positions in pieces on the engine's threads, as one thread
 //! copying from the page cache is slower than the hashing it feeds.
 
+use std::fs::Metadata;
 use std::io::{self, Read};
 #[cfg(any(unix, windows))]
 use std::{
@@ -75,10 +76,17 @@ impl<R: Read> Input for ReaderInput<R> {
 /// A regular file of `len` bytes when opened, read from its start at
 /// positions, in pieces on `threads`. One that grows or shrinks while it
 /// is read is an error: its bytes could mix two versions.
+///
+/// Or ([`FileInput::to_its_end`]) a file whose length is no guide to what
+/// its reads give, read in turn from its start until a read gives nothing.
 #[cfg(any(unix, windows))]
 pub(super) struct FileInput<'f> {
     file: &'f File,
     len: u64,
+    /// Whether `len` is ignored, and the file read until its end.
+    to_its_end: bool,
+    /// Whether a read ended before `len` or went on past it.
+    length_mismatched: bool,
     /// Where the next window starts.
     at: u64,
     threads: Threads<'f>,
@@ -94,6 +102,8 @@ impl<'f> FileInput<'f> {
         FileInput {
             file,
             len,
+            to_its_end: false,
+            length_mismatched: false,
             at: 0,
             threads,
             #[cfg(windows)]
@@ -101,8 +111,43 @@ impl<'f> FileInput<'f> {
         }
     }
 
+    /// `file`, read from its start until a read gives nothing, one read
+    /// after the other: for a file whose length no read matches though it
+    /// stays the same, as Linux gives the files of `/proc` and `/sys`
+    /// (`cat` and `b3sum` read them so).
+    pub(super) fn to_its_end(file: &'f File, threads: Threads<'f>) -> Self {
+        FileInput {
+            to_its_end: true,
+            ..FileInput::new(file, 0, threads)
+        }
+    }
+
+    /// Whether a read came short of the length the file was opened with,
+    /// or went past it.
+    pub(super) fn length_mismatched(&self) -> bool {
+        self.length_mismatched
+    }
+
+    /// Reads from `self.at` on into `buffer` until it is full or a read
+    /// gives nothing: the bytes read.
+    fn read_in_turn(&mut self, buffer: &mut [u8]) -> Result<usize, Error> {
+        let mut filled = 0;
+        while filled < buffer.len() {
+            match positional::read_at(self.file, &mut buffer[filled..], self.at) {
+                Ok(0) => break,
+                Ok(read) => {
+                    filled += read;
+                    self.at += read as u64;
+                }
+                Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
+                Err(error) => return Err(read_error(self.at, error.to_string())),
+            }
+        }
+        Ok(filled)
+    }
+
     /// Reads `buffer` from `self.at` on, in pieces on the threads.
-    fn read_at(&self, buffer: &mut [u8]) -> Result<(), Error> {
+    fn read_at(&mut self, buffer: &mut [u8]) -> Result<(), Error> {
         let failure = Mutex::new(None);
         let pieces: Vec<(u64, &mut [u8])> = (self.at..)
             .step_by(FILE_PIECE)
@@ -117,6 +162,7 @@ impl<'f> FileInput<'f> {
         match failure.into_inner().unwrap_or_else(PoisonError::into_inner) {
             None => Ok(()),
             Some(error) if error.kind() == io::ErrorKind::UnexpectedEof => {
+                self.length_mismatched = true;
                 Err(read_error(self.at, CHANGED.to_owned()))
             }
             Some(error) => Err(read_error(self.at, error.to_string())),
@@ -124,12 +170,15 @@ impl<'f> FileInput<'f> {
     }
 
     /// Fails if the file now holds more than `len` bytes.
-    fn check_no_more(&self) -> Result<(), Error> {
+    fn check_no_more(&mut self) -> Result<(), Error> {
         let mut byte = [0u8];
         loop {
             return match positional::read_at(self.file, &mut byte, self.len) {
                 Ok(0) => Ok(()),
-                Ok(_) => Err(read_error(self.len, CHANGED.to_owned())),
+                Ok(_) => {
+                    self.length_mismatched = true;
+                    Err(read_error(self.len, CHANGED.to_owned()))
+                }
                 Err(error) if error.kind() == io::ErrorKind::Interrupted => continue,
                 Err(error) => Err(read_error(self.len, error.to_string())),
             };
@@ -150,6 +199,21 @@ impl Drop for FileInput<'_> {
 #[cfg(any(unix, windows))]
 impl Input for FileInput<'_> {
     fn first_window(&mut self, len: usize) -> Result<Vec<u8>, Error> {
+        if self.to_its_end {
+            // Grown as it is read, as a reader's: such files are small.
+            let mut window = Vec::new();
+            while window.len() < len {
+                let start = window.len();
+                let step = (len - start).min(start.max(64 << 10));
+                window.resize(start + step, 0);
+                let read = self.read_in_turn(&mut window[start..])?;
+                window.truncate(start + read);
+                if read < step {
+                    break;
+                }
+            }
+            return Ok(window);
+        }
         let take = self.len.min(len as u64) as usize;
         if take == 0 {
             // An empty file: `fill` reads nothing, so look past it here.
@@ -164,6 +228,9 @@ impl Input for FileInput<'_> {
     }
 
     fn fill(&mut self, buffer: &mut [u8]) -> Result<usize, Error> {
+        if self.to_its_end {
+            return self.read_in_turn(buffer);
+        }
         let take = (self.len - self.at).min(buffer.len() as u64) as usize;
         if take == 0 {
             if !buffer.is_empty() {
@@ -179,6 +246,17 @@ impl Input for FileInput<'_> {
         }
         Ok(take)
     }
+}
+
+/// Whether a file's metadata `after` describes the version it had at
+/// `before`: the same length and modification time (where the platform
+/// keeps one).
+pub(super) fn same_version(before: &Metadata, after: &Metadata) -> bool {
+    let same_time = match (before.modified(), after.modified()) {
+        (Ok(before), Ok(after)) => before == after,
+        _ => true,
+    };
+    after.len() == before.len() && same_time
 }
 
 /// The reason given for a file whose length changed while it was read.

@@ -16,7 +16,7 @@ use std::fs::File;
 use std::io::Read;
 
 #[cfg(any(unix, windows))]
-use super::input::FileInput;
+use super::input::{same_version, FileInput};
 use super::input::{Input, ReaderInput};
 use super::{Backend, Engine};
 use crate::cpu::{SubtreeHashing, SubtreeStack};
@@ -102,7 +102,11 @@ impl Engine {
     ///
     /// Fails with [`ErrorKind::Read`](crate::ErrorKind::Read) where a read fails, or where the
     /// file's length changes while it is read (its bytes could mix two
-    /// versions); otherwise as `hash_reader` does.
+    /// versions); otherwise as `hash_reader` does. A regular file whose
+    /// reads end before its length or go on past it while its length and
+    /// time stay as they were (the files of Linux's `/proc` and `/sys`
+    /// say 0 or 4096 bytes) is read again from its start to where its
+    /// reads end, as `cat` and `b3sum` read it.
     ///
     /// ```
     /// use std::io::Write;
@@ -116,11 +120,7 @@ impl Engine {
     /// # Ok::<(), blake3_batch::Error>(())
     /// ```
     pub fn hash_file(&self, mode: Mode, file: &File) -> Result<[u8; 32], Error> {
-        #[cfg(any(unix, windows))]
-        if let Some(mut input) = self.regular_file_input(file) {
-            return self.hash_input(mode, &mut input);
-        }
-        self.hash_reader(mode, file)
+        self.hash_file_input(file, |input| self.hash_input(mode, input))
     }
 
     /// BLAKE3's extended output in `mode` of everything `reader` gives
@@ -154,24 +154,44 @@ impl Engine {
     /// [`hash_reader_xof`](Self::hash_reader_xof) for a file's contents,
     /// read as [`hash_file`](Self::hash_file) reads them.
     pub fn hash_file_xof(&self, mode: Mode, file: &File) -> Result<blake3::OutputReader, Error> {
-        #[cfg(any(unix, windows))]
-        if let Some(mut input) = self.regular_file_input(file) {
-            return self.hash_input_xof(mode, &mut input);
-        }
-        self.hash_reader_xof(mode, file)
+        self.hash_file_input(file, |input| self.hash_input_xof(mode, input))
     }
 
-    /// A regular file's input, read at positions on the engine's threads;
-    /// `None` for other files.
-    #[cfg(any(unix, windows))]
-    fn regular_file_input<'f>(&'f self, file: &'f File) -> Option<FileInput<'f>> {
-        let metadata = file.metadata().ok()?;
-        let threads = self.cpu_threads();
-        (metadata.is_file()).then(|| FileInput::new(file, metadata.len(), threads))
+    /// `hash` over a file's input: a regular file's read at positions on
+    /// the engine's threads, other files' in turn from the cursor.
+    fn hash_file_input<T>(
+        &self,
+        file: &File,
+        hash: impl Fn(&mut dyn Input) -> Result<T, Error>,
+    ) -> Result<T, Error> {
+        #[cfg(any(unix, windows))]
+        if let Some(before) = file.metadata().ok().filter(|metadata| metadata.is_file()) {
+            let threads = self.cpu_threads();
+            // (Dropped before a second input is made, which on Windows
+            // puts the cursor back.)
+            let (hashed, mismatched) = {
+                let mut input = FileInput::new(file, before.len(), threads);
+                let hashed = hash(&mut input);
+                (hashed, input.length_mismatched())
+            };
+            // Reads that do not match a length which stays the same: not a
+            // file that changed, but one whose length is no guide (Linux's
+            // `/proc` and `/sys`, some network file systems). Read it again
+            // to its end, as `cat` and `b3sum` do.
+            let same = || {
+                file.metadata()
+                    .is_ok_and(|after| same_version(&before, &after))
+            };
+            if hashed.is_err() && mismatched && same() {
+                return hash(&mut FileInput::to_its_end(file, threads));
+            }
+            return hashed;
+        }
+        hash(&mut ReaderInput::new(file))
     }
 
     /// The digest of `input` (see [`hash_reader`](Self::hash_reader)).
-    fn hash_input(&self, mode: Mode, input: &mut impl Input) -> Result<[u8; 32], Error> {
+    fn hash_input(&self, mode: Mode, input: &mut dyn Input) -> Result<[u8; 32], Error> {
         let hashing = SubtreeHashing::new(mode);
         Ok(match self.stream(mode, &hashing, input)? {
             Streamed::Whole(window) => {
@@ -189,7 +209,7 @@ impl Engine {
     fn hash_input_xof(
         &self,
         mode: Mode,
-        input: &mut impl Input,
+        input: &mut dyn Input,
     ) -> Result<blake3::OutputReader, Error> {
         let hashing = SubtreeHashing::new(mode);
         Ok(match self.stream(mode, &hashing, input)? {
@@ -205,7 +225,7 @@ impl Engine {
         &self,
         mode: Mode,
         hashing: &SubtreeHashing,
-        input: &mut impl Input,
+        input: &mut dyn Input,
     ) -> Result<Streamed, Error> {
         let side = self.stream_side();
         let window_len = side.window_len();
@@ -294,7 +314,7 @@ impl Windows<'_, '_> {
     fn hash_beside(
         &mut self,
         window: &[u8],
-        input: &mut impl Input,
+        input: &mut dyn Input,
         next: &mut [u8],
     ) -> Result<usize, Error> {
         let (hashed, read) = std::thread::scope(|scope| {
