@@ -233,6 +233,49 @@ fn a_reader_that_fails_gives_a_read_error_and_no_digest() {
     }
 }
 
+/// A `Read` that gives its `data` as it should, then says it read more
+/// than the buffer holds.
+struct Overstating<'a> {
+    data: &'a [u8],
+}
+
+impl Read for Overstating<'_> {
+    fn read(&mut self, buffer: &mut [u8]) -> io::Result<usize> {
+        if self.data.is_empty() {
+            return Ok(buffer.len() + 1);
+        }
+        let len = buffer.len().min(self.data.len());
+        buffer[..len].copy_from_slice(&self.data[..len]);
+        self.data = &self.data[len..];
+        Ok(len)
+    }
+}
+
+/// A reader that breaks `Read`'s contract gets a read error, not a panic
+/// (std's `read_to_end` would panic on it), in any window.
+#[test]
+fn a_reader_that_overstates_its_reads_gives_a_read_error() {
+    for (name, engine, window, _) in cpu_and_gpu() {
+        let data = vector_input(3 * window);
+        for len in [0, 10, window, 2 * window + 5] {
+            let error = engine
+                .hash_reader(Mode::Hash, Overstating { data: &data[..len] })
+                .expect_err("the reader overstates");
+            let extended = engine
+                .hash_reader_xof(Mode::Hash, Overstating { data: &data[..len] })
+                .expect_err("the reader overstates");
+            assert_eq!(extended.kind(), error.kind(), "{name}: {len}");
+            match error.kind() {
+                ErrorKind::Read { bytes, reason } => {
+                    assert_eq!(*bytes, len as u64, "{name}: {len}");
+                    assert!(reason.contains("more than the buffer holds"), "{reason}");
+                }
+                other => panic!("{name}: {len}: {other:?}"),
+            }
+        }
+    }
+}
+
 /// Files at the window boundaries (read in pieces at their positions, on
 /// the engine's threads) give what their bytes read as a reader give, from
 /// the file's start whatever its cursor, which stays where it was (on

@@ -48,19 +48,23 @@ impl<R: Read> ReaderInput<R> {
 
 impl<R: Read> Input for ReaderInput<R> {
     fn first_window(&mut self, len: usize) -> Result<Vec<u8>, Error> {
-        // Grown as it is read: a short input allocates little.
-        let mut window = Vec::new();
-        let result = (&mut self.reader).take(len as u64).read_to_end(&mut window);
-        self.read += window.len() as u64;
-        result.map_err(|error| self.failed(error))?;
-        Ok(window)
+        grown_window(len, |buffer| self.fill(buffer))
     }
 
     fn fill(&mut self, buffer: &mut [u8]) -> Result<usize, Error> {
         let mut filled = 0;
         while filled < buffer.len() {
+            let room = buffer.len() - filled;
             match self.reader.read(&mut buffer[filled..]) {
                 Ok(0) => break,
+                // A `Read` that breaks its contract: an error, not a panic
+                // (std's own `read_to_end` would panic on it).
+                Ok(read) if read > room => {
+                    return Err(self.failed(io::Error::other(format!(
+                        "the reader said it read {read} bytes into {room}: \
+                         its Read::read returns more than the buffer holds"
+                    ))))
+                }
                 Ok(read) => {
                     filled += read;
                     self.read += read as u64;
@@ -200,19 +204,7 @@ impl Drop for FileInput<'_> {
 impl Input for FileInput<'_> {
     fn first_window(&mut self, len: usize) -> Result<Vec<u8>, Error> {
         if self.to_its_end {
-            // Grown as it is read, as a reader's: such files are small.
-            let mut window = Vec::new();
-            while window.len() < len {
-                let start = window.len();
-                let step = (len - start).min(start.max(64 << 10));
-                window.resize(start + step, 0);
-                let read = self.read_in_turn(&mut window[start..])?;
-                window.truncate(start + read);
-                if read < step {
-                    break;
-                }
-            }
-            return Ok(window);
+            return grown_window(len, |buffer| self.read_in_turn(buffer));
         }
         let take = self.len.min(len as u64) as usize;
         if take == 0 {
@@ -246,6 +238,27 @@ impl Input for FileInput<'_> {
         }
         Ok(take)
     }
+}
+
+/// Up to `len` bytes read with `fill` (which reads until its buffer is
+/// full or the input ends) into a buffer grown as they come, from 64 KiB
+/// and doubling, so that a short input allocates little.
+fn grown_window(
+    len: usize,
+    mut fill: impl FnMut(&mut [u8]) -> Result<usize, Error>,
+) -> Result<Vec<u8>, Error> {
+    let mut window = Vec::new();
+    while window.len() < len {
+        let start = window.len();
+        let step = (len - start).min(start.max(64 << 10));
+        window.resize(start + step, 0);
+        let read = fill(&mut window[start..])?;
+        window.truncate(start + read);
+        if read < step {
+            break;
+        }
+    }
+    Ok(window)
 }
 
 /// Whether a file's metadata `after` describes the version it had at
