@@ -328,10 +328,9 @@ impl<T, D: HasherOutput> FileHasher<'_, T, D> {
             let blob = self.offsets.len() - 2;
             self.slots.push(match outcome {
                 Ok(()) => Slot::Batched(token, blob),
-                // Reads that did not match a length that stayed the same:
-                // a file whose length is no guide (`/proc`, `/sys`), which
-                // the stream reads to its end.
-                Err(error) if is_changed(&error) && opened.unchanged().is_ok() => {
+                // A file whose length is no guide (`/proc`, `/sys`): the
+                // stream reads it to its end.
+                Err(error) if length_is_no_guide(&error, opened) => {
                     Slot::Done(token, self.stream(opened))
                 }
                 Err(error) => Slot::Done(token, Err(error)),
@@ -579,8 +578,14 @@ fn file_error(path: &Path, io_kind: io::ErrorKind, reason: String) -> Error {
     .into()
 }
 
-fn is_changed(error: &Error) -> bool {
-    matches!(error.kind(), ErrorKind::FileChanged { .. })
+/// Whether reads that missed a file's length (`error`) came from a file
+/// whose length is no guide: its length and time are as they were. Only
+/// where `hash_file` then reads it from its start whatever its cursor
+/// (Unix, Windows); elsewhere such a file stays refused.
+fn length_is_no_guide(error: &Error, opened: &Opened) -> bool {
+    cfg!(any(unix, windows))
+        && matches!(error.kind(), ErrorKind::FileChanged { .. })
+        && opened.unchanged().is_ok()
 }
 
 fn changed(path: &Path) -> Error {
