@@ -52,27 +52,9 @@ impl<R: Read> Input for ReaderInput<R> {
     }
 
     fn fill(&mut self, buffer: &mut [u8]) -> Result<usize, Error> {
-        let mut filled = 0;
-        while filled < buffer.len() {
-            let room = buffer.len() - filled;
-            match self.reader.read(&mut buffer[filled..]) {
-                Ok(0) => break,
-                // A `Read` that breaks its contract: an error, not a panic
-                // (std's own `read_to_end` would panic on it).
-                Ok(read) if read > room => {
-                    return Err(self.failed(io::Error::other(format!(
-                        "the reader said it read {read} bytes into {room}: \
-                         its Read::read returns more than the buffer holds"
-                    ))))
-                }
-                Ok(read) => {
-                    filled += read;
-                    self.read += read as u64;
-                }
-                Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
-                Err(error) => return Err(self.failed(error)),
-            }
-        }
+        let (filled, result) = fill_with(buffer, |buffer| self.reader.read(buffer));
+        self.read += filled as u64;
+        result.map_err(|error| self.failed(error))?;
         Ok(filled)
     }
 }
@@ -135,18 +117,14 @@ impl<'f> FileInput<'f> {
     /// Reads from `self.at` on into `buffer` until it is full or a read
     /// gives nothing: the bytes read.
     fn read_in_turn(&mut self, buffer: &mut [u8]) -> Result<usize, Error> {
-        let mut filled = 0;
-        while filled < buffer.len() {
-            match positional::read_at(self.file, &mut buffer[filled..], self.at) {
-                Ok(0) => break,
-                Ok(read) => {
-                    filled += read;
-                    self.at += read as u64;
-                }
-                Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
-                Err(error) => return Err(read_error(self.at, error.to_string())),
-            }
-        }
+        let (file, mut at) = (self.file, self.at);
+        let (filled, result) = fill_with(buffer, |buffer| {
+            let read = positional::read_at(file, buffer, at)?;
+            at += read as u64;
+            Ok(read)
+        });
+        self.at += filled as u64;
+        result.map_err(|error| read_error(self.at, error.to_string()))?;
         Ok(filled)
     }
 
@@ -238,6 +216,35 @@ impl Input for FileInput<'_> {
         }
         Ok(take)
     }
+}
+
+/// Reads with `read` into `buffer` until it is full or a read gives
+/// nothing, retrying interrupted reads: the bytes read, and the error that
+/// stopped it. A read that says it filled more than it was given is one
+/// (a `Read` that breaks its contract, on which std's `read_to_end` would
+/// panic).
+fn fill_with(
+    buffer: &mut [u8],
+    mut read: impl FnMut(&mut [u8]) -> io::Result<usize>,
+) -> (usize, io::Result<()>) {
+    let mut filled = 0;
+    while filled < buffer.len() {
+        let room = buffer.len() - filled;
+        match read(&mut buffer[filled..]) {
+            Ok(0) => break,
+            Ok(read) if read > room => {
+                let overstated = format!(
+                    "the reader said it read {read} bytes into {room}: \
+                     its Read::read returns more than the buffer holds"
+                );
+                return (filled, Err(io::Error::other(overstated)));
+            }
+            Ok(read) => filled += read,
+            Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
+            Err(error) => return (filled, Err(error)),
+        }
+    }
+    (filled, Ok(()))
 }
 
 /// Up to `len` bytes read with `fill` (which reads until its buffer is
