@@ -211,7 +211,7 @@ pub enum ErrorKind {
     },
     /// An Arrow array of a type whose rows have no bytes to hash (feature
     /// `arrow`).
-    #[error("cannot hash an Arrow array of type {data_type}: give binary, string or fixed-size binary values of any layout, fixed-width numbers, booleans, the null type, dictionaries of binary, string or numbers, or lists, maps or structs (of one field or more) of those types (unions, run-end encoded and list view arrays are not hashed: cast them first)")]
+    #[error("cannot hash an Arrow array of type {data_type}: give binary, string or fixed-size binary values of any layout, fixed-width numbers, booleans, the null type, dictionaries of binary, string or numbers, or lists, list views, maps, structs (of one field or more) or run-end encoded arrays of those types (a union is not hashed: cast it, or select its members, first)")]
     ArrowType {
         /// The array's type, as Arrow writes it.
         data_type: String,
@@ -248,5 +248,13 @@ pub enum ErrorKind {
         end: i64,
         /// How many values the child array holds.
         values: usize,
+    },
+    /// An Arrow run-end encoded array whose run ends do not describe its
+    /// rows: ends that do not increase, that stop before its last row, or
+    /// runs with no value (feature `arrow`).
+    #[error("the Arrow run-end encoded array is malformed: {problem}")]
+    ArrowRunEnds {
+        /// What is wrong with its run ends.
+        problem: String,
     },
 }

@@ -1,6 +1,7 @@
 //! `Engine::hash_arrow` (feature `arrow`): every Arrow layout it reads —
 //! binary and string offsets, large offsets, views, fixed-size binary,
-//! dictionaries, numbers and lists of them, the null type — against the `blake3`
+//! dictionaries, run-end encoded arrays, numbers and lists and list views
+//! of them, the null type — against the `blake3`
 //! crate and the official vectors, with nulls, slices and every engine
 //! here; and the errors of arrays it cannot hash.
 
@@ -11,14 +12,19 @@ use std::sync::Arc;
 use blake3_batch::arrow_array::builder::{
     BinaryViewBuilder, FixedSizeBinaryBuilder, LargeBinaryBuilder, StringBuilder,
 };
-use blake3_batch::arrow_array::types::{Float64Type, Int32Type, Int8Type, UInt16Type};
+use blake3_batch::arrow_array::types::{
+    Float64Type, Int16Type, Int32Type, Int64Type, Int8Type, UInt16Type,
+};
 use blake3_batch::arrow_array::{
     Array, ArrayRef, BinaryArray, Decimal128Array, DictionaryArray, FixedSizeListArray,
-    Float64Array, Int32Array, Int64Array, Int8Array, LargeListArray, ListArray, NullArray,
-    PrimitiveArray, RunArray, StringArray, TimestampMicrosecondArray, UInt16Array,
+    Float64Array, Int16Array, Int32Array, Int64Array, Int8Array, LargeListArray,
+    LargeListViewArray, ListArray, ListViewArray, NullArray, PrimitiveArray, RunArray, StringArray,
+    TimestampMicrosecondArray, UInt16Array,
 };
 use blake3_batch::{ErrorKind, Mode};
-use common::{all_engines, reference, reference_xof_at, vector_input, vectors, xorshift};
+use common::{
+    all_engines, int_union, reference, reference_xof_at, vector_input, vectors, xorshift,
+};
 
 use arrow_buffer::{NullBuffer, OffsetBuffer, ScalarBuffer};
 use arrow_schema::{DataType, Field};
@@ -270,6 +276,189 @@ fn lists_of_numbers_hash_their_values_bytes_on_every_engine() {
     }
 }
 
+/// The same rows of numbers as a list view whose rows lie in reverse order
+/// in its values, with a value shared by two rows and values no row reads.
+#[test]
+fn list_views_of_numbers_hash_as_lists_of_the_same_values() {
+    let rows = list_rows(13, 120, None);
+    let mut values: Vec<i32> = vec![-7; 5];
+    let mut offsets = vec![0; rows.len()];
+    let mut sizes = vec![0; rows.len()];
+    for (row, values_of_row) in rows.iter().enumerate().rev() {
+        offsets[row] = values.len() as i32;
+        sizes[row] = values_of_row.as_ref().map_or(0, Vec::len) as i32;
+        values.extend(values_of_row.iter().flatten());
+    }
+    // Rows 0 and 1 of the view share row 0's values (a null row's are never
+    // read).
+    let rows: Vec<Option<Vec<i32>>> = [&rows[..1], &rows[..1], &rows[2..]].concat();
+    (offsets[1], sizes[1]) = (offsets[0], sizes[0]);
+    let nulls = NullBuffer::from(rows.iter().map(Option::is_some).collect::<Vec<_>>());
+    let field = Arc::new(Field::new("item", DataType::Int32, true));
+    let view = ListViewArray::new(
+        field.clone(),
+        offsets.iter().copied().collect(),
+        sizes.iter().copied().collect(),
+        Arc::new(Int32Array::from(values.clone())),
+        Some(nulls.clone()),
+    );
+    let large = LargeListViewArray::new(
+        field,
+        offsets.iter().map(|&offset| i64::from(offset)).collect(),
+        sizes.iter().map(|&size| i64::from(size)).collect(),
+        Arc::new(Int32Array::from(values)),
+        Some(nulls),
+    );
+    let (list_values, list_offsets) = int_lists(&rows, 0);
+    let list = ListArray::new(
+        Arc::new(Field::new("item", DataType::Int32, true)),
+        OffsetBuffer::new(ScalarBuffer::from(list_offsets)),
+        Arc::new(list_values),
+        view.nulls().cloned(),
+    );
+    let want = expected(Mode::Hash, &le_bytes(&rows));
+    for (name, engine) in all_engines() {
+        assert_eq!(digests(engine, Mode::Hash, &view), want, "{name} list view");
+        assert_eq!(digests(engine, Mode::Hash, &large), want, "{name} large");
+        assert_eq!(digests(engine, Mode::Hash, &list), want, "{name} list");
+        assert_eq!(
+            digests(engine, Mode::Hash, &view.slice(9, 70)),
+            want[9..79],
+            "{name} sliced"
+        );
+        let far = engine
+            .hash_arrow_xof_at(Mode::Hash, &view, 40, 1000)
+            .unwrap();
+        for (row, bytes) in le_bytes(&rows).iter().enumerate() {
+            if let Some(bytes) = bytes {
+                assert_eq!(
+                    far.value(row),
+                    reference_xof_at(Mode::Hash, bytes, 40, 1000)
+                );
+            }
+        }
+    }
+}
+
+/// `rows` as runs of one to five equal rows, a run of nulls a null run:
+/// the run ends and each run's row.
+fn runs_of(rows: &[Option<Vec<u8>>], seed: u64) -> (Vec<usize>, Vec<Option<Vec<u8>>>) {
+    let mut next = xorshift(seed);
+    let (mut ends, mut values) = (Vec::new(), Vec::new());
+    for row in rows {
+        let end = ends.last().unwrap_or(&0) + 1 + (next() % 5) as usize;
+        ends.push(end);
+        values.push(row.clone());
+    }
+    (ends, values)
+}
+
+/// Rows of bytes, `None` a null row.
+type Rows = [Option<Vec<u8>>];
+
+/// Each row of a run-end encoded array (of any type of run ends, of
+/// binary, string views or numbers, sliced within runs) gets its run's
+/// value's digest, as the decoded rows would.
+#[test]
+fn run_end_encoded_rows_hash_their_runs_values_on_every_engine() {
+    let (ends, values) = runs_of(&random_rows(21, 150), 22);
+    let rows: Vec<Option<Vec<u8>>> = (0..ends.len())
+        .flat_map(|run| {
+            let start = if run == 0 { 0 } else { ends[run - 1] };
+            std::iter::repeat_n(values[run].clone(), ends[run] - start)
+        })
+        .collect();
+    let binary = BinaryArray::from_iter(values.iter().map(Option::as_deref));
+    let strings: Vec<Option<String>> = (values.iter())
+        .map(|value| value.as_ref().map(|bytes| format!("{bytes:?}")))
+        .collect();
+    let string_rows: Vec<Option<Vec<u8>>> = (0..rows.len())
+        .map(|row| {
+            let run = ends.partition_point(|&end| end <= row);
+            strings[run].clone().map(String::into_bytes)
+        })
+        .collect();
+    let views = blake3_batch::arrow_array::StringViewArray::from_iter(strings.iter().cloned());
+    let numbers = Int64Array::from_iter((0..values.len()).map(|run| Some(run as i64 * 31 - 9)));
+    let number_rows: Vec<Option<Vec<u8>>> = (0..rows.len())
+        .map(|row| {
+            let run = ends.partition_point(|&end| end <= row);
+            Some((run as i64 * 31 - 9).to_le_bytes().to_vec())
+        })
+        .collect();
+    let ends16 = Int16Array::from_iter_values(ends.iter().map(|&end| end as i16));
+    let ends32 = Int32Array::from_iter_values(ends.iter().map(|&end| end as i32));
+    let ends64 = Int64Array::from_iter_values(ends.iter().map(|&end| end as i64));
+    let cases: Vec<(&str, ArrayRef, &Rows)> = vec![
+        (
+            "binary, i16 ends",
+            Arc::new(RunArray::<Int16Type>::try_new(&ends16, &binary).unwrap()),
+            &rows,
+        ),
+        (
+            "binary, i32 ends",
+            Arc::new(RunArray::<Int32Type>::try_new(&ends32, &binary).unwrap()),
+            &rows,
+        ),
+        (
+            "string views, i64 ends",
+            Arc::new(RunArray::<Int64Type>::try_new(&ends64, &views).unwrap()),
+            &string_rows,
+        ),
+        (
+            "numbers",
+            Arc::new(RunArray::<Int32Type>::try_new(&ends32, &numbers).unwrap()),
+            &number_rows,
+        ),
+    ];
+    let vectors = vectors();
+    for (name, engine) in all_engines() {
+        for (case, array, rows) in &cases {
+            assert!(blake3_batch::is_hashable_arrow_type(array.data_type()));
+            for mode in vectors.modes() {
+                assert_eq!(
+                    digests(engine, mode, array),
+                    expected(mode, rows),
+                    "{name} {case} {mode:?}"
+                );
+            }
+            // From inside a run to inside another, and within one run.
+            let (start, len) = (ends[3] + 1, ends[100] - ends[3]);
+            assert_eq!(
+                digests(engine, Mode::Hash, &array.slice(start, len)),
+                expected(Mode::Hash, &rows[start..start + len]),
+                "{name} {case} sliced"
+            );
+            let within = ends[7] - 2;
+            assert_eq!(
+                digests(engine, Mode::Hash, &array.slice(within, 1)),
+                expected(Mode::Hash, &rows[within..within + 1]),
+                "{name} {case} within a run"
+            );
+            let far = engine
+                .hash_arrow_xof_at(Mode::Hash, array.as_ref(), 50, 3000)
+                .unwrap();
+            for (row, bytes) in rows.iter().enumerate() {
+                match bytes {
+                    Some(bytes) => assert_eq!(
+                        far.value(row),
+                        reference_xof_at(Mode::Hash, bytes, 50, 3000),
+                        "{name} {case} row {row}"
+                    ),
+                    None => assert!(far.is_null(row)),
+                }
+            }
+            let keys = engine.hash_arrow_u64(Mode::Hash, array.as_ref()).unwrap();
+            for (row, bytes) in rows.iter().enumerate() {
+                if let Some(bytes) = bytes {
+                    let digest = reference(Mode::Hash, bytes);
+                    assert_eq!(keys.value(row).to_le_bytes(), digest[..8]);
+                }
+            }
+        }
+    }
+}
+
 #[test]
 fn lists_of_other_widths_and_of_one_byte() {
     let engine = &all_engines()[0].1;
@@ -464,15 +653,39 @@ fn numbers_hash_their_little_endian_bytes_on_every_engine() {
 #[test]
 fn arrays_that_cannot_be_hashed_are_typed_errors() {
     let engine = &all_engines()[0].1;
+    let union = int_union(2);
+    assert!(!blake3_batch::is_hashable_arrow_type(union.data_type()));
+    let error = engine.hash_arrow(Mode::Hash, &union).unwrap_err();
+    assert!(
+        matches!(error.kind(), ErrorKind::ArrowType { data_type } if data_type.starts_with("Union")),
+        "{error}"
+    );
+    // Run-end encoded values that cannot be hashed are refused as such.
     let runs =
-        RunArray::<Int32Type>::try_new(&Int32Array::from(vec![2]), &StringArray::from(vec!["a"]))
-            .unwrap();
+        RunArray::<Int32Type>::try_new(&Int32Array::from(vec![2]), &union.slice(0, 1)).unwrap();
     assert!(!blake3_batch::is_hashable_arrow_type(runs.data_type()));
     let error = engine.hash_arrow(Mode::Hash, &runs).unwrap_err();
     assert!(
         matches!(error.kind(), ErrorKind::ArrowType { data_type } if data_type.starts_with("RunEndEncoded")),
         "{error}"
     );
+    // A null inside a run's list of numbers is refused at the first row of
+    // the run.
+    let holes_in_runs = RunArray::<Int32Type>::try_new(
+        &Int32Array::from(vec![3, 5]),
+        &ListArray::from_iter_primitive::<Int32Type, _, _>(vec![
+            Some(vec![Some(1)]),
+            Some(vec![None]),
+        ]),
+    )
+    .unwrap();
+    let error = engine.hash_arrow(Mode::Hash, &holes_in_runs).unwrap_err();
+    assert!(
+        matches!(error.kind(), ErrorKind::ArrowNullValue { row: 3 }),
+        "{error}"
+    );
+    // (Malformed run ends and list views, which only unvalidated arrays can
+    // hold, are refused too: python/tests/test_encodings.py builds them.)
 
     // (Structs that cannot be hashed: tests/arrow_rows.rs.)
 

@@ -1,9 +1,12 @@
-//! `Engine::hash_arrow` over booleans, lists of anything, maps and structs
-//! nested to any depth: each row's encoding as the crate documents it (a
-//! boolean one byte; a list of numbers or booleans, or of fixed-size lists
-//! of them (tensors), its values back to back; a struct's fields and any other list's values framed: a null
-//! `0x00`, any other value `0x01`, its length as a little-endian u64, its
-//! encoding; a map the list of its entries), built here from the arrays'
+//! `Engine::hash_arrow` over booleans, lists and list views of anything,
+//! maps, structs and run-end encoded arrays nested to any depth: each
+//! row's encoding as the crate documents it (a boolean one byte; a list of
+//! numbers or booleans, or of fixed-size lists of them (tensors), its
+//! values back to back; a struct's fields and any other list's values
+//! framed: a null `0x00`, any other value `0x01`, its length as a
+//! little-endian u64, its encoding; a map the list of its entries; a list
+//! view as a list of the same values; a run-end encoded row its run's
+//! value, as a dictionary row is its key's), built here from the arrays'
 //! values through arrow's own accessors and checked against the `blake3`
 //! crate on random arrays of many nested types, with nulls at every
 //! level, slices, extended output and every engine here; and the rows
@@ -14,11 +17,12 @@ mod common;
 use std::sync::Arc;
 
 use blake3_batch::arrow_array::cast::AsArray;
-use blake3_batch::arrow_array::types::{Int32Type, Int64Type, Int8Type};
+use blake3_batch::arrow_array::types::{Int16Type, Int32Type, Int64Type, Int8Type};
 use blake3_batch::arrow_array::{
     Array, ArrayRef, BinaryArray, BooleanArray, DictionaryArray, FixedSizeBinaryArray,
-    FixedSizeListArray, Int32Array, Int64Array, Int8Array, LargeListArray, ListArray, MapArray,
-    NullArray, StringArray, StringViewArray, StructArray,
+    FixedSizeListArray, Int16Array, Int32Array, Int64Array, Int8Array, LargeListArray,
+    LargeListViewArray, ListArray, ListViewArray, MapArray, NullArray, RunArray, StringArray,
+    StringViewArray, StructArray,
 };
 use blake3_batch::{ErrorKind, Mode};
 use common::{all_engines, arrow_outputs, reference_xof_at, vectors, xorshift};
@@ -98,6 +102,25 @@ fn encode(array: &dyn Array, row: usize) -> Option<Vec<u8>> {
         }
         DataType::List(_) => values_of(array.as_list::<i32>().value(row)),
         DataType::LargeList(_) => values_of(array.as_list::<i64>().value(row)),
+        DataType::ListView(_) => values_of(array.as_list_view::<i32>().value(row)),
+        DataType::LargeListView(_) => values_of(array.as_list_view::<i64>().value(row)),
+        DataType::RunEndEncoded(ends, _) => {
+            let (values, run) = match ends.data_type() {
+                DataType::Int16 => {
+                    let runs = array.as_run::<Int16Type>();
+                    (runs.values(), runs.get_physical_index(row))
+                }
+                DataType::Int32 => {
+                    let runs = array.as_run::<Int32Type>();
+                    (runs.values(), runs.get_physical_index(row))
+                }
+                _ => {
+                    let runs = array.as_run::<Int64Type>();
+                    (runs.values(), runs.get_physical_index(row))
+                }
+            };
+            encode(values.as_ref(), run).expect("a valid row's value")
+        }
         DataType::FixedSizeList(_, _) => values_of(array.as_fixed_size_list().value(row)),
         DataType::Map(_, _) => values_of(Arc::new(array.as_map().value(row))),
         DataType::Struct(_) => (array.as_struct().columns().iter())
@@ -109,6 +132,18 @@ fn encode(array: &dyn Array, row: usize) -> Option<Vec<u8>> {
 
 fn list_of(data_type: DataType) -> DataType {
     DataType::List(Arc::new(Field::new("item", data_type, true)))
+}
+
+fn list_view_of(data_type: DataType) -> DataType {
+    DataType::ListView(Arc::new(Field::new("item", data_type, true)))
+}
+
+/// A run-end encoded type as `RunArray::try_new` names it.
+fn runs_of(ends: DataType, values: DataType) -> DataType {
+    DataType::RunEndEncoded(
+        Arc::new(Field::new("run_ends", ends, false)),
+        Arc::new(Field::new("values", values, true)),
+    )
 }
 
 fn struct_of(fields: Vec<(&str, DataType)>) -> DataType {
@@ -173,6 +208,26 @@ fn nested_types() -> Vec<DataType> {
                     2,
                 ),
             ),
+        ]),
+        // Run-end encoded values of each kind: bytes and lists of numbers
+        // read in place, booleans and structs encoded; in a list and a
+        // struct.
+        runs_of(DataType::Int32, strings()),
+        runs_of(DataType::Int16, list_of(DataType::Int32)),
+        runs_of(DataType::Int64, DataType::Boolean),
+        runs_of(
+            DataType::Int32,
+            struct_of(vec![("id", DataType::Int64), ("name", strings())]),
+        ),
+        list_of(runs_of(DataType::Int32, DataType::Binary)),
+        // List views, whose rows' values overlap and lie in any order: of
+        // numbers (read in place), of strings, nested, and with runs.
+        list_view_of(DataType::Int32),
+        DataType::LargeListView(Arc::new(Field::new("item", strings(), true))),
+        list_view_of(list_view_of(DataType::Int8)),
+        struct_of(vec![
+            ("runs", runs_of(DataType::Int32, DataType::Int64)),
+            ("view", list_view_of(strings())),
         ]),
     ]
 }
@@ -322,7 +377,68 @@ fn random_array(
                 .collect();
             Arc::new(StructArray::new(fields.clone(), columns, null_buffer))
         }
+        DataType::ListView(child) | DataType::LargeListView(child) => {
+            // Each row some values anywhere in a child twice as long as the
+            // array: overlapping, out of order, some empty.
+            let values_len = 2 * len + 3;
+            let nulls = !is_unframed(child.data_type());
+            let values = random_array(next, child.data_type(), values_len, nulls);
+            let (offsets, sizes): (Vec<usize>, Vec<usize>) = (0..len)
+                .map(|_| {
+                    let size = (next() % 4) as usize;
+                    ((next() as usize) % (values_len - size + 1), size)
+                })
+                .unzip();
+            match data_type {
+                DataType::ListView(_) => Arc::new(ListViewArray::new(
+                    child.clone(),
+                    offsets.iter().map(|&offset| offset as i32).collect(),
+                    sizes.iter().map(|&size| size as i32).collect(),
+                    values,
+                    null_buffer,
+                )),
+                _ => Arc::new(LargeListViewArray::new(
+                    child.clone(),
+                    offsets.iter().map(|&offset| offset as i64).collect(),
+                    sizes.iter().map(|&size| size as i64).collect(),
+                    values,
+                    null_buffer,
+                )),
+            }
+        }
+        DataType::RunEndEncoded(ends, values) => {
+            // Runs of one to four rows; a run's value may be null (and so
+            // its rows).
+            let mut run_ends = Vec::new();
+            while run_ends.last().map_or(len > 0, |&end| end < len) {
+                run_ends.push(run_ends.last().unwrap_or(&0) + 1 + (next() % 4) as usize);
+            }
+            if let Some(last) = run_ends.last_mut() {
+                *last = len;
+            }
+            let values = random_array(next, values.data_type(), run_ends.len(), true);
+            match ends_type(run_ends.iter().copied(), ends.data_type()) {
+                Ends::I16(ends) => Arc::new(RunArray::try_new(&ends, &values).unwrap()),
+                Ends::I32(ends) => Arc::new(RunArray::try_new(&ends, &values).unwrap()),
+                Ends::I64(ends) => Arc::new(RunArray::try_new(&ends, &values).unwrap()),
+            }
+        }
         data_type => panic!("no random arrays of {data_type}"),
+    }
+}
+
+/// Run ends of one of the three types Arrow allows.
+enum Ends {
+    I16(Int16Array),
+    I32(Int32Array),
+    I64(Int64Array),
+}
+
+fn ends_type(ends: impl Iterator<Item = usize>, data_type: &DataType) -> Ends {
+    match data_type {
+        DataType::Int16 => Ends::I16(ends.map(|end| end as i16).collect()),
+        DataType::Int32 => Ends::I32(ends.map(|end| end as i32).collect()),
+        _ => Ends::I64(ends.map(|end| end as i64).collect()),
     }
 }
 

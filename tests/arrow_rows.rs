@@ -12,11 +12,11 @@ use std::sync::Arc;
 use blake3_batch::arrow_array::builder::StringViewBuilder;
 use blake3_batch::arrow_array::types::{Int32Type, Int8Type};
 use blake3_batch::arrow_array::{
-    Array, ArrayRef, BinaryArray, DictionaryArray, Int32Array, Int64Array, ListArray, NullArray,
-    RecordBatch, RunArray, StringArray, StructArray,
+    Array, ArrayRef, BinaryArray, DictionaryArray, Int64Array, ListArray, NullArray, RecordBatch,
+    StringArray, StructArray,
 };
 use blake3_batch::{ErrorKind, Mode};
-use common::{all_engines, arrow_outputs, reference_xof_at, vectors, xorshift};
+use common::{all_engines, arrow_outputs, int_union, reference_xof_at, vectors, xorshift};
 
 use arrow_buffer::NullBuffer;
 use arrow_schema::{Field, Fields};
@@ -258,18 +258,13 @@ fn structs_that_cannot_be_hashed_are_typed_errors() {
     let field = |name: &str, column: &ArrayRef| {
         Arc::new(Field::new(name, column.data_type().clone(), true))
     };
-    let runs = RunArray::<Int32Type>::try_new(
-        &Int32Array::from(vec![1, 2]),
-        &StringArray::from(vec!["a", "b"]),
-    )
-    .unwrap();
-    let runs = Arc::new(runs) as ArrayRef;
-    let with_runs = StructArray::from(vec![
+    let unions = Arc::new(int_union(2)) as ArrayRef;
+    let with_unions = StructArray::from(vec![
         (field("t", &text), text.clone()),
-        (field("r", &runs), runs),
+        (field("u", &unions), unions),
     ]);
     let empty = StructArray::new_empty_fields(2, None);
-    for (what, array) in [("a run-end encoded field", with_runs), ("no fields", empty)] {
+    for (what, array) in [("a union field", with_unions), ("no fields", empty)] {
         assert!(
             !blake3_batch::is_hashable_arrow_type(array.data_type()),
             "{what}"

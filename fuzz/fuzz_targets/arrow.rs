@@ -1,9 +1,11 @@
 //! Arrow arrays of fuzzer-chosen rows — binary, large binary, views,
 //! fixed-size binary, numbers (`u16`, `i64`), lists and fixed-size lists
 //! of `u16`, dictionaries of binary values, structs of one to three of
-//! any of these (a row's bytes its fields' values framed) and lists of any
-//! of these (a row's bytes its values framed, or back to back for numbers
-//! and fixed-size lists of them), nested up to three deep — with nulls, sliced at fuzzer-chosen
+//! any of these (a row's bytes its fields' values framed), lists and list
+//! views of any of these (a row's bytes its values framed, or back to back
+//! for numbers and fixed-size lists of them; a list view's rows anywhere
+//! in its values) and run-end encoded arrays of any of these (a row's
+//! bytes its run's value's), nested up to three deep — with nulls, sliced at fuzzer-chosen
 //! bounds, in all three modes, on every CPU backend: `Engine::hash_arrow`
 //! gives each valid row `blake3`'s digest of its bytes and each null row a
 //! null, or, for a valid row that holds a list of numbers with a null
@@ -18,8 +20,8 @@ use blake3_batch::arrow_array::builder::{
 };
 use blake3_batch::arrow_array::types::{Int32Type, UInt16Type};
 use blake3_batch::arrow_array::{
-    Array, ArrayRef, BinaryArray, DictionaryArray, FixedSizeListArray, Int64Array, ListArray,
-    PrimitiveArray, StructArray, UInt16Array,
+    Array, ArrayRef, BinaryArray, DictionaryArray, FixedSizeListArray, Int32Array, Int64Array,
+    ListArray, ListViewArray, PrimitiveArray, RunArray, StructArray, UInt16Array,
 };
 
 use blake3_batch::{ErrorKind, Mode};
@@ -53,14 +55,63 @@ fn case(input: &mut Input) -> Case {
     any_case(input, count, 0)
 }
 
-/// Kinds 0 to 6 are columns (as the seeds were written), 7 a struct and 15
-/// a list of any kind, up to three deep.
+/// Kinds 0 to 6 are columns (as the seeds were written), 7 a struct, 15 a
+/// list, 13 a list view and 14 runs of any kind, up to three deep.
 fn any_case(input: &mut Input, count: usize, depth: usize) -> Case {
     match input.byte() {
         kind if kind % 16 == 15 && depth < 3 => list_case(input, count, depth + 1),
+        kind if kind % 16 == 14 && depth < 3 => runs_case(input, count, depth + 1),
+        kind if kind % 16 == 13 && depth < 3 => list_view_case(input, count, depth + 1),
         kind if kind % 8 == 7 && depth < 3 => struct_case(input, count, depth + 1),
         kind => column_case(input, count, kind),
     }
+}
+
+/// A run-end encoded array of `count` rows in runs of one to four rows of
+/// values of any kind: a row's bytes (and hole) are its run's value's.
+fn runs_case(input: &mut Input, count: usize, depth: usize) -> Case {
+    let mut ends: Vec<usize> = Vec::new();
+    while ends.last().map_or(count > 0, |&end| end < count) {
+        let end = ends.last().unwrap_or(&0) + usize::from(input.byte()) % 4 + 1;
+        ends.push(end.min(count));
+    }
+    let (values, value_holes, array) = any_case(input, ends.len(), depth);
+    let (mut rows, mut holes, mut start) = (Vec::new(), Vec::new(), 0);
+    for (run, &end) in ends.iter().enumerate() {
+        rows.extend(std::iter::repeat_n(values[run].clone(), end - start));
+        holes.extend(std::iter::repeat_n(value_holes[run], end - start));
+        start = end;
+    }
+    let ends = Int32Array::from_iter_values(ends.iter().map(|&end| end as i32));
+    let runs = RunArray::<Int32Type>::try_new(&ends, array.as_ref()).unwrap();
+    (rows, holes, Arc::new(runs))
+}
+
+/// A list view of `count` rows of zero to four values each, anywhere in a
+/// child of values of any kind (overlapping, in any order), some rows
+/// null: a valid row's bytes are its values' as a list's (above).
+fn list_view_case(input: &mut Input, count: usize, depth: usize) -> Case {
+    let value_count = usize::from(input.byte()) % 24;
+    let (values, value_holes, array) = any_case(input, value_count, depth);
+    let unframed = is_unframed(array.data_type());
+    let (mut rows, mut holes, mut offsets, mut sizes) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..count {
+        let size = (usize::from(input.byte()) % 5).min(value_count);
+        let offset = usize::from(input.byte()) % (value_count - size + 1);
+        let valid = !input.byte().is_multiple_of(6);
+        let (bytes, hole) = list_row(&values, &value_holes, unframed, offset..offset + size);
+        holes.push(valid && hole);
+        rows.push(valid.then_some(bytes));
+        offsets.push(offset as i32);
+        sizes.push(size as i32);
+    }
+    let item = Arc::new(Field::new("item", array.data_type().clone(), true));
+    let nulls = Some(NullBuffer::from(
+        rows.iter().map(Option::is_some).collect::<Vec<_>>(),
+    ));
+    let view = ListViewArray::new(item, offsets.into(), sizes.into(), array, nulls);
+    (rows, holes, Arc::new(view))
 }
 
 /// A value framed as the crate documents it: `0x00` for a null; `0x01`,
@@ -122,6 +173,26 @@ fn is_unframed(data_type: &DataType) -> bool {
     }
 }
 
+/// The bytes of a list row of `values[range]` — framed, or back to back
+/// where `unframed` — and whether it holds a hole (a value's own, or a
+/// null value where they are unframed).
+fn list_row(
+    values: &[Option<Vec<u8>>],
+    value_holes: &[bool],
+    unframed: bool,
+    range: std::ops::Range<usize>,
+) -> (Vec<u8>, bool) {
+    let mut bytes = Vec::new();
+    for value in &values[range.clone()] {
+        match unframed {
+            true => bytes.extend_from_slice(value.as_deref().unwrap_or_default()),
+            false => frame(value, &mut bytes),
+        }
+    }
+    let hole = |value: usize| value_holes[value] || (unframed && values[value].is_none());
+    (bytes, range.into_iter().any(hole))
+}
+
 /// A list of `count` rows of zero to four values of any kind, some rows
 /// null: a valid row's bytes are its values framed, or, for numbers and
 /// fixed-size lists of them, their bytes back to back (where a null value,
@@ -135,17 +206,9 @@ fn list_case(input: &mut Input, count: usize, depth: usize) -> Case {
         .collect();
     let (mut rows, mut holes, mut first) = (Vec::new(), Vec::new(), 0);
     for (row, &length) in lengths.iter().enumerate() {
-        let range = first..first + length;
+        let (bytes, hole) = list_row(&values, &value_holes, unframed, first..first + length);
         first += length;
-        let mut bytes = Vec::new();
-        for value in &values[range.clone()] {
-            match unframed {
-                true => bytes.extend_from_slice(value.as_deref().unwrap_or_default()),
-                false => frame(value, &mut bytes),
-            }
-        }
-        let hole = |value: usize| value_holes[value] || (unframed && values[value].is_none());
-        holes.push(valid[row] && range.clone().any(hole));
+        holes.push(valid[row] && hole);
         rows.push(valid[row].then_some(bytes));
     }
     let item = Arc::new(Field::new("item", array.data_type().clone(), true));

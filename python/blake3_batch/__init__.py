@@ -55,7 +55,9 @@ def hash_arrow(
     decimals, dates, timestamps, ...: each hashed as its little-endian
     bytes, as ``numpy``'s ``tobytes()`` gives them), or a dictionary of
     either (as categoricals are: each row gets its value's digest), or a
-    list, large_list or fixed_size_list of fixed-width numbers (token ids,
+    run-end encoded column of any type here (each row gets its run's
+    value's digest), or a list, large_list, fixed_size_list or list view
+    of fixed-width numbers (token ids,
     embeddings, tensors; also of fixed-size lists of them, a tensor of more
     dimensions in row-major order), whose rows are hashed as the bytes of their
     values (a null value inside a valid row is a ``ValueError``); it is

@@ -85,9 +85,9 @@ pub fn unsupported(data_type: &str) -> String {
     format!(
         "cannot hash a column of type {data_type}: give binary, string or \
          fixed_size_binary values of any layout, fixed-width numbers, booleans, nulls, a \
-         dictionary of binary, strings or numbers, or lists, maps or structs of those, nested \
-         to any depth (cast other columns first, e.g. a run-end encoded column with \
-         pyarrow.compute.run_end_decode)"
+         dictionary of binary, strings or numbers, or lists, list views, maps, structs or \
+         run-end encoded columns of those, nested to any depth (a union is not hashed: \
+         cast it, or select its members, first)"
     )
 }
 

@@ -26,7 +26,8 @@ pub fn to_py(error: Error) -> PyErr {
         | ErrorKind::GpuMemoryBudget { .. }
         | ErrorKind::ArrowNullValue { .. }
         | ErrorKind::ArrowDictionaryKey { .. }
-        | ErrorKind::ArrowListOffsets { .. } => PyValueError::new_err(error.to_string()),
+        | ErrorKind::ArrowListOffsets { .. }
+        | ErrorKind::ArrowRunEnds { .. } => PyValueError::new_err(error.to_string()),
         ErrorKind::ArrowType { .. } => PyTypeError::new_err(error.to_string()),
         ErrorKind::OutOfMemory { .. } => PyMemoryError::new_err(error.to_string()),
         ErrorKind::Read { .. } | ErrorKind::FileChanged { .. } => {

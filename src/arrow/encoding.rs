@@ -4,14 +4,15 @@
 //! maps. A row's encoding:
 //!
 //! - binary or string: its bytes; a fixed-width number: its little-endian
-//!   bytes; a boolean: one byte, `0x00` or `0x01`; a dictionary row: its
-//!   value's;
+//!   bytes; a boolean: one byte, `0x00` or `0x01`; a dictionary row or a
+//!   run-end encoded one: its value's;
 //! - a list of fixed-width numbers or of booleans, or of fixed-size lists
 //!   of them (a tensor): its values' encodings back to back (a null value
 //!   has none: such rows are refused);
 //! - a struct: each field's value framed, in field order;
 //! - any other list: each value framed, in order; a map is the list of
-//!   its entries, each a struct of key and value.
+//!   its entries, each a struct of key and value; a list view is the list
+//!   of the same values.
 //!
 //! Framed, a null value is the byte `0x00`; any other is `0x01`, its
 //! encoding's length as a little-endian `u64`, then its encoding. So two
@@ -29,18 +30,28 @@ use arrow_buffer::{BooleanBuffer, NullBuffer};
 use arrow_schema::DataType;
 
 use super::rows::{is_value_type, Rows};
+use super::runs::Runs;
 use crate::{Error, ErrorKind};
 
 /// Whether rows of this type can be hashed, as a column, a struct's field
 /// or a list's value: binary, string, numbers, booleans, the null type,
-/// dictionaries of binary, string or numbers, and lists, maps and structs
-/// (of one field or more) of hashable types.
+/// dictionaries of binary, string or numbers, and lists, list views, maps,
+/// structs (of one field or more) and run-end encoded arrays of hashable
+/// types.
 pub(super) fn is_hashable(data_type: &DataType) -> bool {
     match data_type {
         DataType::Null | DataType::Boolean => true,
         DataType::Dictionary(_, values) => is_value_type(values),
-        DataType::List(child) | DataType::LargeList(child) | DataType::FixedSizeList(child, _) => {
-            is_hashable(child.data_type())
+        DataType::List(child)
+        | DataType::LargeList(child)
+        | DataType::FixedSizeList(child, _)
+        | DataType::ListView(child)
+        | DataType::LargeListView(child) => is_hashable(child.data_type()),
+        DataType::RunEndEncoded(ends, values) => {
+            matches!(
+                ends.data_type(),
+                DataType::Int16 | DataType::Int32 | DataType::Int64
+            ) && is_hashable(values.data_type())
         }
         DataType::Map(entries, _) => is_hashable(entries.data_type()),
         DataType::Struct(fields) => {
@@ -67,29 +78,56 @@ pub(super) enum Offsets<'a> {
     Small(&'a [i32]),
     Large(&'a [i64]),
     Fixed(usize),
+    /// A list view's offsets and sizes: rows' values may lie in any order
+    /// and overlap.
+    View {
+        offsets: &'a [i32],
+        sizes: &'a [i32],
+    },
+    LargeView {
+        offsets: &'a [i64],
+        sizes: &'a [i64],
+    },
 }
 
 impl Offsets<'_> {
     /// The values of row `row`, as indices into the child array (which
     /// [`Offsets::check`] has found it holds).
     pub(super) fn values(&self, row: usize) -> Range<usize> {
+        let (start, end) = self.bounds(row);
+        start as usize..end as usize
+    }
+
+    /// Row `row`'s first value and the value after its last, as the array
+    /// says (a malformed array's may be negative or out of order).
+    fn bounds(&self, row: usize) -> (i64, i64) {
         match self {
-            Offsets::Small(offsets) => offsets[row] as usize..offsets[row + 1] as usize,
-            Offsets::Large(offsets) => offsets[row] as usize..offsets[row + 1] as usize,
-            Offsets::Fixed(size) => row * size..(row + 1) * size,
+            Offsets::Small(offsets) => (i64::from(offsets[row]), i64::from(offsets[row + 1])),
+            Offsets::Large(offsets) => (offsets[row], offsets[row + 1]),
+            Offsets::Fixed(size) => ((row * size) as i64, ((row + 1) * size) as i64),
+            Offsets::View { offsets, sizes } => {
+                let start = i64::from(offsets[row]);
+                (start, start + i64::from(sizes[row]))
+            }
+            Offsets::LargeView { offsets, sizes } => {
+                (offsets[row], offsets[row].saturating_add(sizes[row]))
+            }
         }
+    }
+
+    /// Whether each row's values follow the row before's in the child
+    /// array (lists and maps); a list view's may lie anywhere.
+    pub(super) fn follow_one_another(&self) -> bool {
+        !matches!(self, Offsets::View { .. } | Offsets::LargeView { .. })
     }
 
     /// Each row's values clamped to the child's `values`, for a check that
     /// must not fail on a malformed array.
     pub(super) fn clamped_values(&self, row: usize, values: usize) -> Range<usize> {
-        let (start, end) = match self {
-            Offsets::Small(offsets) => (i64::from(offsets[row]), i64::from(offsets[row + 1])),
-            Offsets::Large(offsets) => (offsets[row], offsets[row + 1]),
-            Offsets::Fixed(size) => {
-                return (row * size).min(values)..((row + 1) * size).min(values)
-            }
-        };
+        if let Offsets::Fixed(size) = self {
+            return (row * size).min(values)..((row + 1) * size).min(values);
+        }
+        let (start, end) = self.bounds(row);
         let clamp = |offset: i64| usize::try_from(offset).unwrap_or(0).min(values);
         clamp(start)..clamp(end).max(clamp(start))
     }
@@ -97,7 +135,7 @@ impl Offsets<'_> {
     /// The error for the first of `rows` rows whose values do not lie in
     /// order within the child's `values` (arrays from the C data interface
     /// are not validated).
-    fn check(&self, rows: usize, values: usize) -> Result<(), Error> {
+    pub(super) fn check(&self, rows: usize, values: usize) -> Result<(), Error> {
         let bad = |row: usize, start: i64, end: i64| {
             let in_order = 0 <= start && start <= end && end <= values as i64;
             (!in_order).then_some(ErrorKind::ArrowListOffsets {
@@ -121,6 +159,10 @@ impl Offsets<'_> {
                         .find_map(|row| bad(row, (row * size) as i64, ((row + 1) * size) as i64))
                 })
                 .flatten(),
+            Offsets::View { .. } | Offsets::LargeView { .. } => (0..rows).find_map(|row| {
+                let (start, end) = self.bounds(row);
+                bad(row, start, end)
+            }),
         };
         found.map_or(Ok(()), |kind| Err(kind.into()))
     }
@@ -145,6 +187,19 @@ pub(super) fn list_parts(array: &dyn Array) -> Option<(Offsets<'_>, &dyn Array)>
             let size = usize::try_from(*size).unwrap_or(0);
             (Offsets::Fixed(size), list.values().as_ref())
         }
+        DataType::ListView(_) => {
+            let list = array.as_list_view::<i32>();
+            let (offsets, sizes) = (list.value_offsets(), list.value_sizes());
+            (Offsets::View { offsets, sizes }, list.values().as_ref())
+        }
+        DataType::LargeListView(_) => {
+            let list = array.as_list_view::<i64>();
+            let (offsets, sizes) = (list.value_offsets(), list.value_sizes());
+            (
+                Offsets::LargeView { offsets, sizes },
+                list.values().as_ref(),
+            )
+        }
         DataType::Map(_, _) => {
             let map = array.as_map();
             (
@@ -165,10 +220,18 @@ pub(super) enum Encoding<'a> {
         rows: Rows<'a>,
         nulls: Option<NullBuffer>,
     },
-    /// A dictionary's values, by each row's key.
+    /// A dictionary's values, or a run-end encoded array's values read in
+    /// place, by each row's key.
     Dictionary {
         keys: Vec<usize>,
         values: Rows<'a>,
+        nulls: Option<NullBuffer>,
+    },
+    /// A run-end encoded array's values of any other type, by each row's
+    /// run.
+    Runs {
+        keys: Vec<usize>,
+        values: Box<Encoding<'a>>,
         nulls: Option<NullBuffer>,
     },
     /// One byte a row.
@@ -203,7 +266,8 @@ impl<'a> Encoding<'a> {
         if !is_hashable(array.data_type()) {
             return Err(unhashable().into());
         }
-        // Logical nulls: a dictionary row whose value is null is null.
+        // Logical nulls: a dictionary or run-end encoded row whose value is
+        // null is null.
         let nulls = array.logical_nulls();
         if *array.data_type() == DataType::Null {
             return Ok(Encoding::Null);
@@ -212,6 +276,20 @@ impl<'a> Encoding<'a> {
                 keys: dictionary.normalized_keys(),
                 values: Rows::of(dictionary.values().as_ref()).ok_or_else(unhashable)?,
                 nulls,
+            });
+        } else if let Some(runs) = Runs::of(array) {
+            let keys = runs.keys();
+            return Ok(match Rows::of(runs.values()) {
+                Some(values) => Encoding::Dictionary {
+                    keys,
+                    values,
+                    nulls,
+                },
+                None => Encoding::Runs {
+                    keys,
+                    values: Box::new(Encoding::of(runs.values())?),
+                    nulls,
+                },
             });
         } else if let Some(booleans) = array.as_boolean_opt() {
             let values = booleans.values().clone();
@@ -241,6 +319,7 @@ impl<'a> Encoding<'a> {
             Encoding::Null => None,
             Encoding::Bytes { nulls, .. }
             | Encoding::Dictionary { nulls, .. }
+            | Encoding::Runs { nulls, .. }
             | Encoding::Booleans { nulls, .. }
             | Encoding::Struct { nulls, .. }
             | Encoding::List { nulls, .. } => nulls.as_ref(),
@@ -257,6 +336,7 @@ impl<'a> Encoding<'a> {
             Encoding::Null => 0,
             Encoding::Bytes { rows, .. } => rows.row(row)?.len() as u64,
             Encoding::Dictionary { keys, values, .. } => values.row(keys[row])?.len() as u64,
+            Encoding::Runs { keys, values, .. } => values.len(keys[row])?,
             Encoding::Booleans { .. } => 1,
             Encoding::Struct { fields, .. } => {
                 let lengths = fields.iter().map(|field| field.framed_len(row));
@@ -296,6 +376,7 @@ impl<'a> Encoding<'a> {
             Encoding::Null => 0,
             Encoding::Bytes { rows, .. } => copy(rows.row(row)?, out),
             Encoding::Dictionary { keys, values, .. } => copy(values.row(keys[row])?, out),
+            Encoding::Runs { keys, values, .. } => values.write(keys[row], out)?,
             Encoding::Booleans { values, .. } => {
                 out[0] = u8::from(values.value(row));
                 1

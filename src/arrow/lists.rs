@@ -1,7 +1,7 @@
 //! Arrow lists of fixed-width values — token ids, embeddings, tensors
-//! stored as `list`, `large_list` or `fixed_size_list` of numbers, or of
-//! fixed-size lists of numbers (a tensor of more dimensions) — as
-//! rows of bytes: each row's values as they lie in the child array
+//! stored as `list`, `large_list`, `fixed_size_list` or a list view of
+//! numbers, or of fixed-size lists of numbers (a tensor of more
+//! dimensions) — as rows of bytes: each row's values as they lie in the child array
 //! (little-endian, Arrow's layout), read in place. A row's digest is
 //! BLAKE3 of those bytes (in Python, `blake3(numpy.asarray(row).tobytes())`).
 
@@ -22,9 +22,11 @@ use super::rows::Rows;
 /// single byte layout, and booleans are bits.
 pub(super) fn list_value_width(data_type: &DataType) -> Option<usize> {
     match data_type {
-        DataType::List(child) | DataType::LargeList(child) | DataType::FixedSizeList(child, _) => {
-            fixed_width(child.data_type())
-        }
+        DataType::List(child)
+        | DataType::LargeList(child)
+        | DataType::FixedSizeList(child, _)
+        | DataType::ListView(child)
+        | DataType::LargeListView(child) => fixed_width(child.data_type()),
         _ => None,
     }
 }
@@ -66,6 +68,17 @@ pub(super) fn list_rows(array: &dyn Array) -> Option<Rows<'_>> {
             data,
             size: size * width,
             count: array.len(),
+        },
+        // A list view's rows lie anywhere in its values, each a span.
+        offsets => Rows::Spans {
+            data,
+            spans: (0..array.len())
+                .map(|row| {
+                    let values = offsets.values(row);
+                    let in_bytes = |value: usize| (value as u64).saturating_mul(width as u64);
+                    (in_bytes(values.start), in_bytes(values.end))
+                })
+                .collect(),
         },
     })
 }

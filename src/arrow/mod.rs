@@ -1,23 +1,26 @@
 //! Hashing arrow-rs arrays where they lie (feature `arrow`): the engine
 //! reads an array's own buffers — values and offsets, fixed-size values,
-//! views, a dictionary's values, a list's child values — and writes the
-//! outputs into the buffer of the array it returns.
+//! views, a dictionary's or run-end encoded array's values, a list's child
+//! values — and writes the outputs into the buffer of the array it
+//! returns.
 //!
 //! Which bytes a row is: a binary or string row its bytes; a number its
-//! bytes as Arrow lays them out (little-endian), and a row of a list of
-//! fixed-width numbers (or of fixed-size lists of them: a tensor) its
-//! values' bytes, back to back; a dictionary row
-//! its value's; a boolean one byte; a struct row (a record batch's), a
-//! map row or a row of a list of other values its fields' or values'
-//! encodings, each framed (see `encoding.rs`). Null rows get null outputs
-//! (zeros under the validity bitmap, which is the input's).
+//! bytes as Arrow lays them out (little-endian), and a row of a list (or
+//! list view) of fixed-width numbers (or of fixed-size lists of them: a
+//! tensor) its values' bytes, back to back; a dictionary or run-end
+//! encoded row its value's; a boolean one byte; a struct row (a record
+//! batch's), a map row or a row of a list of other values its fields' or
+//! values' encodings, each framed (see `encoding.rs`). Null rows get null
+//! outputs (zeros under the validity bitmap, which is the input's).
 
 mod dictionary;
 mod encoding;
 mod framing;
 mod lists;
+mod malformed;
 mod problems;
 mod rows;
+mod runs;
 mod walk;
 
 use arrow_array::cast::AsArray;
@@ -29,16 +32,17 @@ use crate::{Engine, Error, ErrorKind, Mode};
 use dictionary::dictionary_outputs_into;
 use framing::encoded_outputs_into;
 use rows::Rows;
+use runs::Runs;
 
 /// Whether [`Engine::hash_arrow`] hashes arrays of this type: binary and
 /// string values of every layout (offsets, large offsets, views,
 /// fixed-size), fixed-width numbers (integers, floats, decimals, dates,
 /// timestamps, times, durations, intervals), booleans, the null type (all
 /// rows null), dictionaries of binary, string or numbers, and lists
-/// (`List`, `LargeList`, `FixedSizeList`), maps and structs (of one field
-/// or more; a record batch's rows) of any of these, nested to any depth
-/// (see [`Engine::hash_arrow_xof_at`]). Unions, run-end encoded arrays and
-/// list views are not.
+/// (`List`, `LargeList`, `FixedSizeList`), list views (`ListView`,
+/// `LargeListView`), maps, structs (of one field or more; a record batch's
+/// rows) and run-end encoded arrays of any of these, nested to any depth
+/// (see [`Engine::hash_arrow_xof_at`]). Unions are not.
 pub fn is_hashable_arrow_type(data_type: &DataType) -> bool {
     encoding::is_hashable(data_type)
 }
@@ -69,11 +73,16 @@ impl Engine {
     ///
     /// Binary, string and number rows, and lists of numbers, are read
     /// where they lie (a list's offsets scaled to bytes first, 8 bytes a
-    /// row); the rows of other types are encoded first (below). Its type
-    /// must pass [`is_hashable_arrow_type`] (else [`ErrorKind::ArrowType`]);
-    /// a null value inside a list row that is not null is
+    /// row); the rows of other types are encoded first (below). A
+    /// dictionary or run-end encoded row is its value, hashed once for
+    /// all the rows that share it (see `dictionary.rs`, `runs.rs`); a list
+    /// view row the list of the same values. Its type must pass
+    /// [`is_hashable_arrow_type`] (else [`ErrorKind::ArrowType`]); a null
+    /// value inside a list row that is not null is
     /// [`ErrorKind::ArrowNullValue`], a dictionary key past its values
-    /// [`ErrorKind::ArrowDictionaryKey`], and offsets that decrease or run
+    /// [`ErrorKind::ArrowDictionaryKey`], run ends that do not describe the
+    /// rows [`ErrorKind::ArrowRunEnds`], a list view row outside its values
+    /// [`ErrorKind::ArrowListOffsets`], and offsets that decrease or run
     /// past the values the errors [`Engine::hash_packed_into`] gives.
     ///
     /// A `StructArray` (a `RecordBatch` through `StructArray::from`) is
@@ -158,13 +167,15 @@ impl Engine {
 }
 
 /// The errors an array gets before anything is hashed: a type with no
-/// bytes to hash, a null value inside a list of numbers, a dictionary key
-/// past its values (see `problems.rs`).
+/// bytes to hash, malformed run ends or list views (see `malformed.rs`), a
+/// null value inside a list of numbers, a dictionary key past its values
+/// (see `problems.rs`).
 fn check(array: &dyn Array) -> Result<(), Error> {
     if !is_hashable_arrow_type(array.data_type()) {
         let data_type = array.data_type().to_string();
         return Err(ErrorKind::ArrowType { data_type }.into());
     }
+    malformed::check(array)?;
     problems::check(array)
 }
 
@@ -188,6 +199,8 @@ fn outputs_into(
     } else if *array.data_type() == DataType::Null {
         // Every row is null: nothing to hash, `out` stays zeros.
         Ok(())
+    } else if let Some(runs) = Runs::of(array) {
+        runs.outputs_into(engine, mode, output, out)
     } else {
         // Rows that lie in the array's buffers are hashed there; the
         // others are encoded first.

@@ -1,6 +1,6 @@
 //! The rows that have no digest to give, found before anything is hashed:
 //! a row that is not null but holds, at any depth (in a field, in a list
-//! value), a list of numbers or booleans with a null value in it (the
+//! value, in its run's value), a list of numbers or booleans with a null value in it (the
 //! bytes under a null are whatever its producer left there), or a
 //! dictionary key past its values (a malformed array). Values the row
 //! never reads — under a null row, field or list value — are not checked.
@@ -10,6 +10,7 @@ use arrow_array::Array;
 
 use super::dictionary::{bad_key, rows_with_bad_keys};
 use super::encoding::{is_unframed_value, list_parts, Offsets};
+use super::runs::Runs;
 use crate::{Error, ErrorKind};
 
 /// The error for the first row of `array` that has no digest to give.
@@ -27,6 +28,11 @@ fn bad_rows(array: &dyn Array) -> Option<Vec<bool>> {
     let is_valid = |row: usize| nulls.as_ref().is_none_or(|nulls| nulls.is_valid(row));
     let bad: Vec<bool> = if array.as_any_dictionary_opt().is_some() {
         rows_with_bad_keys(array)?
+    } else if let Some(runs) = Runs::of(array) {
+        let bad_values = bad_rows(runs.values())?;
+        (runs.keys().into_iter().enumerate())
+            .map(|(row, run)| is_valid(row) && bad_values[run])
+            .collect()
     } else if let Some(fields) = array.as_struct_opt() {
         let fields: Vec<Vec<bool>> = fields
             .columns()
@@ -81,6 +87,8 @@ fn problem(array: &dyn Array, row: usize, shown_row: usize) -> ErrorKind {
     let is_bad = |array: &dyn Array, row: usize| bad_rows(array).is_some_and(|bad| bad[row]);
     if array.as_any_dictionary_opt().is_some() {
         return bad_key(array, row, shown_row);
+    } else if let Some(runs) = Runs::of(array) {
+        return problem(runs.values(), runs.keys()[row], shown_row);
     } else if let Some(fields) = array.as_struct_opt() {
         let mut fields = fields.columns().iter().map(|field| field.as_ref());
         let field = fields.find(|field| is_bad(*field, row));

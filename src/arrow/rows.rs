@@ -55,6 +55,12 @@ pub(super) enum Rows<'a> {
     /// BinaryView/StringView values (inline or in data buffers); null rows
     /// are read as empty.
     Slices(Vec<&'a [u8]>),
+    /// A list view's rows of numbers: each row's bytes, as a start and an
+    /// end in one values buffer (in any order, overlapping).
+    Spans {
+        data: &'a [u8],
+        spans: Vec<(u64, u64)>,
+    },
 }
 
 impl<'a> Rows<'a> {
@@ -107,6 +113,7 @@ impl<'a> Rows<'a> {
             Rows::Packed64 { offsets, .. } => offsets.len().saturating_sub(1),
             Rows::Records { count, .. } => *count,
             Rows::Slices(slices) => slices.len(),
+            Rows::Spans { spans, .. } => spans.len(),
         }
     }
 
@@ -127,6 +134,10 @@ impl<'a> Rows<'a> {
                 bytes_between(data, row, (row * size) as u64, ((row + 1) * size) as u64)
             }
             Rows::Slices(slices) => Ok(slices[row]),
+            Rows::Spans { data, spans } => {
+                let (start, end) = spans[row];
+                bytes_between(data, row, start, end)
+            }
         }
     }
 
@@ -172,6 +183,12 @@ impl<'a> Rows<'a> {
                     f(index, is_valid(row).then(|| slices[row]));
                 }
             }
+            Rows::Spans { .. } => {
+                for (index, row) in rows.enumerate() {
+                    let value = is_valid(row).then(|| self.row(row));
+                    f(index, value.transpose()?);
+                }
+            }
         }
         Ok(())
     }
@@ -213,6 +230,11 @@ impl<'a> Rows<'a> {
                 engine.hash_records_xof_at_into(mode, records, *size, length, seek, out)
             }
             Rows::Slices(slices) => engine.hash_slices_xof_at_into(mode, slices, length, seek, out),
+            Rows::Spans { .. } => {
+                let slices = (0..self.len()).map(|row| self.row(row));
+                let slices = slices.collect::<Result<Vec<_>, _>>()?;
+                engine.hash_slices_xof_at_into(mode, &slices, length, seek, out)
+            }
         }
     }
 }

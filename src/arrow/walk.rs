@@ -81,7 +81,8 @@ impl<'a> Encoding<'a> {
 
     /// A list whose values are runs of bytes ([`Encoding::is_flat`]: lists
     /// of strings, tags), whose rows are encoded a list of values at a
-    /// time; `None` for any other.
+    /// time; `None` for any other (a list view's rows may share values,
+    /// which the walk writes once each).
     fn list_to_walk(&self) -> Option<FlatList<'_, 'a>> {
         match self {
             Encoding::List {
@@ -89,7 +90,7 @@ impl<'a> Encoding<'a> {
                 values,
                 framed,
                 ..
-            } if values.is_flat() => Some(FlatList {
+            } if values.is_flat() && offsets.follow_one_another() => Some(FlatList {
                 offsets,
                 values,
                 framed: *framed,

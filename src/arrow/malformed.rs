@@ -1,0 +1,34 @@
+//! Arrays whose buffers contradict their type at any depth — run ends that
+//! do not describe the rows, list views that reach past their values —
+//! found before any other pass reads them: arrays from the C data
+//! interface are not validated, and arrow-rs's own accessors (a run-end
+//! encoded array's nulls, say) would panic on them.
+
+use arrow_array::cast::AsArray;
+use arrow_array::Array;
+
+use super::encoding::list_parts;
+use super::runs::Runs;
+use crate::Error;
+
+/// The error for the first malformed run-end encoded array or list view
+/// in `array`, itself or nested in it.
+pub(super) fn check(array: &dyn Array) -> Result<(), Error> {
+    if let Some(runs) = Runs::of(array) {
+        runs.check()?;
+        return check(runs.values());
+    } else if let Some(fields) = array.as_struct_opt() {
+        return (fields.columns().iter()).try_for_each(|field| check(field.as_ref()));
+    }
+    match list_parts(array) {
+        Some((offsets, values)) => {
+            if !offsets.follow_one_another() {
+                offsets.check(array.len(), values.len())?;
+            }
+            check(values)
+        }
+        // Other arrays nest nothing that can be malformed this way (a
+        // dictionary's values are binary, strings or numbers).
+        None => Ok(()),
+    }
+}
