@@ -21,7 +21,9 @@ use pyo3::types::PyType;
 /// columns as their values (`blake3_batch._ray_columns`) and a copy of the
 /// columns that arrow-rs would panic on importing
 /// (`blake3_batch._unsliced`: structs in sliced structs,
-/// apache/arrow-rs#9235); anything else as it is.
+/// apache/arrow-rs#9235), once pyarrow has found it sound
+/// (`blake3_batch._validated`: arrow-rs would read past a buffer shorter
+/// than the array's length implies); anything else as it is.
 pub fn arrow_input<'py>(column: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
     let column = match module_of(column)? {
         module if module.starts_with("pandas") || module == "numpy" => {
@@ -33,7 +35,8 @@ pub fn arrow_input<'py>(column: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny
         return Ok(column);
     }
     let values = call_helper(&column, "_ray_columns", "ray_columns_as_values")?;
-    call_helper(&values, "_unsliced", "unsliced")
+    let unsliced = call_helper(&values, "_unsliced", "unsliced")?;
+    call_helper(&unsliced, "_validated", "validated")
 }
 
 /// The name of the module that defines `object`'s class.
