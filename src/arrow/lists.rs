@@ -1,9 +1,10 @@
 //! Arrow lists of fixed-width values — token ids, embeddings, tensors
 //! stored as `list`, `large_list`, `fixed_size_list` or a list view of
 //! numbers, or of fixed-size lists of numbers (a tensor of more
-//! dimensions) — as rows of bytes: each row's values as they lie in the child array
-//! (little-endian, Arrow's layout), read in place. A row's digest is
-//! BLAKE3 of those bytes (in Python, `blake3(numpy.asarray(row).tobytes())`).
+//! dimensions) — as rows of bytes: each row's values as they lie in the
+//! child array (little-endian, Arrow's layout), read in place. A row's
+//! digest is BLAKE3 of those bytes (in Python,
+//! `blake3(numpy.asarray(row).tobytes())`).
 
 use std::borrow::Cow;
 

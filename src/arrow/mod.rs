@@ -71,15 +71,15 @@ impl Engine {
     /// 32), as a `FixedSizeBinaryArray` of `length` bytes a row whose
     /// validity is the input's (null rows hold zeros).
     ///
-    /// Binary, string and number rows, and lists of numbers, are read
-    /// where they lie (a list's offsets scaled to bytes first, 8 bytes a
-    /// row); the rows of other types are encoded first (below). A
-    /// dictionary or run-end encoded row is its value, hashed once for
-    /// all the rows that share it (see `dictionary.rs`, `runs.rs`); a list
-    /// view row the list of the same values. Its type must pass
-    /// [`is_hashable_arrow_type`] (else [`ErrorKind::ArrowType`]); a null
-    /// value inside a list row that is not null is
-    /// [`ErrorKind::ArrowNullValue`], a dictionary key past its values
+    /// Binary, string and number rows, and lists and list views of
+    /// numbers, are read where they lie (a list's offsets scaled to bytes
+    /// first, 8 bytes a row); the rows of other types are encoded first
+    /// (below). A dictionary or run-end encoded row is its value, hashed
+    /// once for all the rows that share it (see `dictionary.rs`,
+    /// `runs.rs`); a list view row the list of the same values. Its type
+    /// must pass [`is_hashable_arrow_type`] (else
+    /// [`ErrorKind::ArrowType`]); a null value inside a list row that is
+    /// not null is [`ErrorKind::ArrowNullValue`], a dictionary key past its values
     /// [`ErrorKind::ArrowDictionaryKey`], run ends that do not describe the
     /// rows [`ErrorKind::ArrowRunEnds`], a list view row outside its values
     /// [`ErrorKind::ArrowListOffsets`], and offsets that decrease or run

@@ -1,8 +1,8 @@
 //! The rows that have no digest to give, found before anything is hashed:
 //! a row that is not null but holds, at any depth (in a field, in a list
-//! value, in its run's value), a list of numbers or booleans with a null value in it (the
-//! bytes under a null are whatever its producer left there), or a
-//! dictionary key past its values (a malformed array). Values the row
+//! value, in its run's value), a list of numbers or booleans with a null
+//! value in it (the bytes under a null are whatever its producer left
+//! there), or a dictionary key past its values (a malformed array). Values the row
 //! never reads — under a null row, field or list value — are not checked.
 
 use arrow_array::cast::AsArray;
