@@ -340,17 +340,14 @@ fn list_views_of_numbers_hash_as_lists_of_the_same_values() {
     }
 }
 
-/// `rows` as runs of one to five equal rows, a run of nulls a null run:
-/// the run ends and each run's row.
-fn runs_of(rows: &[Option<Vec<u8>>], seed: u64) -> (Vec<usize>, Vec<Option<Vec<u8>>>) {
+/// The ends of `runs` runs of one to five rows each.
+fn run_ends(runs: usize, seed: u64) -> Vec<usize> {
     let mut next = xorshift(seed);
-    let (mut ends, mut values) = (Vec::new(), Vec::new());
-    for row in rows {
-        let end = ends.last().unwrap_or(&0) + 1 + (next() % 5) as usize;
-        ends.push(end);
-        values.push(row.clone());
+    let mut ends: Vec<usize> = Vec::with_capacity(runs);
+    for _ in 0..runs {
+        ends.push(ends.last().unwrap_or(&0) + 1 + (next() % 5) as usize);
     }
-    (ends, values)
+    ends
 }
 
 /// Rows of bytes, `None` a null row.
@@ -361,31 +358,30 @@ type Rows = [Option<Vec<u8>>];
 /// value's digest, as the decoded rows would.
 #[test]
 fn run_end_encoded_rows_hash_their_runs_values_on_every_engine() {
-    let (ends, values) = runs_of(&random_rows(21, 150), 22);
-    let rows: Vec<Option<Vec<u8>>> = (0..ends.len())
-        .flat_map(|run| {
-            let start = if run == 0 { 0 } else { ends[run - 1] };
-            std::iter::repeat_n(values[run].clone(), ends[run] - start)
-        })
-        .collect();
+    // One value a run, a null value a null run.
+    let values = random_rows(21, 150);
+    let ends = run_ends(values.len(), 22);
+    // Each row's value, as the decoded array holds it.
+    let decoded = |values: &Rows| -> Vec<Option<Vec<u8>>> {
+        (0..ends[ends.len() - 1])
+            .map(|row| values[ends.partition_point(|&end| end <= row)].clone())
+            .collect()
+    };
+    let rows = decoded(&values);
     let binary = BinaryArray::from_iter(values.iter().map(Option::as_deref));
     let strings: Vec<Option<String>> = (values.iter())
         .map(|value| value.as_ref().map(|bytes| format!("{bytes:?}")))
         .collect();
-    let string_rows: Vec<Option<Vec<u8>>> = (0..rows.len())
-        .map(|row| {
-            let run = ends.partition_point(|&end| end <= row);
-            strings[run].clone().map(String::into_bytes)
-        })
+    let string_values: Vec<Option<Vec<u8>>> = (strings.iter())
+        .map(|string| string.clone().map(String::into_bytes))
         .collect();
+    let string_rows = decoded(&string_values);
     let views = blake3_batch::arrow_array::StringViewArray::from_iter(strings.iter().cloned());
-    let numbers = Int64Array::from_iter((0..values.len()).map(|run| Some(run as i64 * 31 - 9)));
-    let number_rows: Vec<Option<Vec<u8>>> = (0..rows.len())
-        .map(|row| {
-            let run = ends.partition_point(|&end| end <= row);
-            Some((run as i64 * 31 - 9).to_le_bytes().to_vec())
-        })
+    let numbers = Int64Array::from_iter_values((0..values.len()).map(|run| run as i64 * 31 - 9));
+    let number_values: Vec<Option<Vec<u8>>> = (numbers.values().iter())
+        .map(|number| Some(number.to_le_bytes().to_vec()))
         .collect();
+    let number_rows = decoded(&number_values);
     let ends16 = Int16Array::from_iter_values(ends.iter().map(|&end| end as i16));
     let ends32 = Int32Array::from_iter_values(ends.iter().map(|&end| end as i32));
     let ends64 = Int64Array::from_iter_values(ends.iter().map(|&end| end as i64));

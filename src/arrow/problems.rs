@@ -88,7 +88,7 @@ fn problem(array: &dyn Array, row: usize, shown_row: usize) -> ErrorKind {
     if array.as_any_dictionary_opt().is_some() {
         return bad_key(array, row, shown_row);
     } else if let Some(runs) = Runs::of(array) {
-        return problem(runs.values(), runs.keys()[row], shown_row);
+        return problem(runs.values(), runs.run_of(row), shown_row);
     } else if let Some(fields) = array.as_struct_opt() {
         let mut fields = fields.columns().iter().map(|field| field.as_ref());
         let field = fields.find(|field| is_bad(*field, row));

@@ -158,6 +158,13 @@ impl<'a> Runs<'a> {
         })
     }
 
+    /// Row `row`'s run, as an index into the values. The runs must have
+    /// passed [`Runs::check`].
+    pub(super) fn run_of(&self, row: usize) -> usize {
+        let row = (self.offset + row) as i64;
+        self.ends.first(|end| end > row)
+    }
+
     /// Each row's run, as an index into the values (as a dictionary's
     /// keys). The runs must have passed [`Runs::check`].
     pub(super) fn keys(&self) -> Vec<usize> {
