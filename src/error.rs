@@ -211,7 +211,7 @@ pub enum ErrorKind {
     },
     /// An Arrow array of a type whose rows have no bytes to hash (feature
     /// `arrow`).
-    #[error("cannot hash an Arrow array of type {data_type}: give binary, string or fixed-size binary values of any layout, fixed-width numbers, booleans, the null type, dictionaries of binary, string or numbers, or lists, list views, maps, structs (of one field or more) or run-end encoded arrays of those types (a union is not hashed: cast it, or select its members, first)")]
+    #[error("cannot hash an Arrow array of type {data_type}: give binary, string or fixed-size binary values of any layout, fixed-width numbers, booleans, the null type, or dictionaries, lists, list views, maps, structs (of one field or more) or run-end encoded arrays of those types (a union is not hashed: cast it, or select its members, first)")]
     ArrowType {
         /// The array's type, as Arrow writes it.
         data_type: String,

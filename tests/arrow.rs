@@ -665,6 +665,16 @@ fn arrays_that_cannot_be_hashed_are_typed_errors() {
         matches!(error.kind(), ErrorKind::ArrowType { data_type } if data_type.starts_with("RunEndEncoded")),
         "{error}"
     );
+    // So are dictionaries of them.
+    let dictionary = DictionaryArray::new(Int8Array::from(vec![0, 1, 0]), Arc::new(union.clone()));
+    assert!(!blake3_batch::is_hashable_arrow_type(
+        dictionary.data_type()
+    ));
+    let error = engine.hash_arrow(Mode::Hash, &dictionary).unwrap_err();
+    assert!(
+        matches!(error.kind(), ErrorKind::ArrowType { data_type } if data_type.starts_with("Dictionary")),
+        "{error}"
+    );
     // A null inside a run's list of numbers is refused at the first row of
     // the run.
     let holes_in_runs = RunArray::<Int32Type>::try_new(

@@ -6,7 +6,7 @@
 //! framed: a null `0x00`, any other value `0x01`, its length as a
 //! little-endian u64, its encoding; a map the list of its entries; a list
 //! view as a list of the same values; a run-end encoded row its run's
-//! value, as a dictionary row is its key's), built here from the arrays'
+//! value, as a dictionary row is its key's, of any of these types), built here from the arrays'
 //! values through arrow's own accessors and checked against the `blake3`
 //! crate on random arrays of many nested types, with nulls at every
 //! level, slices, extended output and every engine here; and the rows
@@ -95,10 +95,18 @@ fn encode(array: &dyn Array, row: usize) -> Option<Vec<u8>> {
         DataType::Utf8View => array.as_string_view().value(row).as_bytes().to_vec(),
         DataType::Binary => array.as_binary::<i32>().value(row).to_vec(),
         DataType::FixedSizeBinary(_) => array.as_fixed_size_binary().value(row).to_vec(),
-        DataType::Dictionary(_, _) => {
-            let dictionary = array.as_dictionary::<Int8Type>();
-            let key = dictionary.keys().value(row) as usize;
-            encode(dictionary.values().as_ref(), key).expect("a valid key's value")
+        DataType::Dictionary(keys, _) => {
+            let (values, key) = match keys.as_ref() {
+                DataType::Int8 => {
+                    let dictionary = array.as_dictionary::<Int8Type>();
+                    (dictionary.values(), dictionary.keys().value(row) as usize)
+                }
+                _ => {
+                    let dictionary = array.as_dictionary::<Int16Type>();
+                    (dictionary.values(), dictionary.keys().value(row) as usize)
+                }
+            };
+            encode(values.as_ref(), key).expect("a valid key's value")
         }
         DataType::List(_) => values_of(array.as_list::<i32>().value(row)),
         DataType::LargeList(_) => values_of(array.as_list::<i64>().value(row)),
@@ -128,6 +136,10 @@ fn encode(array: &dyn Array, row: usize) -> Option<Vec<u8>> {
             .collect(),
         data_type => panic!("no reference encoding for {data_type}"),
     })
+}
+
+fn dictionary_of(keys: DataType, values: DataType) -> DataType {
+    DataType::Dictionary(Box::new(keys), Box::new(values))
 }
 
 fn list_of(data_type: DataType) -> DataType {
@@ -167,7 +179,7 @@ fn map_of(key: DataType, value: DataType) -> DataType {
 /// The nested types hashed here, each with something new in it.
 fn nested_types() -> Vec<DataType> {
     let strings = || DataType::Utf8;
-    let dictionary = || DataType::Dictionary(Box::new(DataType::Int8), Box::new(DataType::Utf8));
+    let dictionary = || dictionary_of(DataType::Int8, DataType::Utf8);
     vec![
         DataType::Boolean,
         list_of(strings()),
@@ -178,6 +190,29 @@ fn nested_types() -> Vec<DataType> {
         list_of(list_of(DataType::Int32)),
         list_of(DataType::Null),
         list_of(dictionary()),
+        // Dictionaries of values that are not bytes: lists of numbers read
+        // in place, booleans, structs and other lists encoded; with few
+        // values or more values than rows; in a list and a struct.
+        dictionary_of(DataType::Int16, DataType::Utf8View),
+        dictionary_of(DataType::Int8, list_of(DataType::Int32)),
+        dictionary_of(DataType::Int16, list_of(DataType::Int64)),
+        dictionary_of(DataType::Int8, DataType::Boolean),
+        dictionary_of(
+            DataType::Int16,
+            struct_of(vec![("id", DataType::Int64), ("tags", list_of(strings()))]),
+        ),
+        dictionary_of(DataType::Int8, list_view_of(strings())),
+        list_of(dictionary_of(DataType::Int16, DataType::Boolean)),
+        struct_of(vec![
+            (
+                "pair",
+                dictionary_of(DataType::Int8, fixed_size_list_of(DataType::Int8, 2)),
+            ),
+            (
+                "runs",
+                dictionary_of(DataType::Int16, runs_of(DataType::Int16, strings())),
+            ),
+        ]),
         list_of(struct_of(vec![
             ("id", DataType::Int64),
             ("tags", list_of(DataType::Utf8View)),
@@ -310,10 +345,26 @@ fn random_array(
                     .unwrap(),
             )
         }
-        DataType::Dictionary(_, _) => {
-            let values = Arc::new(StringArray::from(vec!["red", "", "green", "blue"]));
-            let keys = Int8Array::new((0..len).map(|_| (next() % 4) as i8).collect(), null_buffer);
-            Arc::new(DictionaryArray::new(keys, values))
+        DataType::Dictionary(keys, values) => {
+            // With 8-bit keys a few values shared by many rows; with 16-bit
+            // ones more values than rows, as a slice of a large shared
+            // dictionary has. Some values are null, and some unused.
+            let count = match keys.as_ref() {
+                DataType::Int8 => 5,
+                _ => len + 7,
+            };
+            let values = random_array(next, values, count, true);
+            let keys = (0..len).map(|_| next() as usize % count);
+            match data_type {
+                DataType::Dictionary(keys_type, _) if **keys_type == DataType::Int8 => {
+                    let keys = Int8Array::new(keys.map(|key| key as i8).collect(), null_buffer);
+                    Arc::new(DictionaryArray::new(keys, values))
+                }
+                _ => {
+                    let keys = Int16Array::new(keys.map(|key| key as i16).collect(), null_buffer);
+                    Arc::new(DictionaryArray::new(keys, values))
+                }
+            }
         }
         DataType::List(child) | DataType::LargeList(child) => {
             let lengths = lengths(next);
@@ -632,6 +683,48 @@ fn a_null_inside_a_nested_list_of_numbers_is_refused_at_the_callers_row() {
     assert!(engine
         .hash_arrow(Mode::Hash, &table(vec![true, false, true, false]))
         .is_ok());
+}
+
+/// A dictionary value holding a null inside a list of numbers is refused
+/// at the first row whose key names it, at any depth; where only null
+/// rows or no row name it, it is never read.
+#[test]
+fn a_null_inside_a_dictionary_value_is_refused_only_where_a_row_uses_it() {
+    let engine = &all_engines()[0].1;
+    let item = Arc::new(Field::new("item", DataType::Int32, true));
+    // Values: [1, 2], [null], [3].
+    let values = ListArray::new(
+        item,
+        OffsetBuffer::from_lengths([2, 1, 1]),
+        Arc::new(Int32Array::from(vec![Some(1), Some(2), None, Some(3)])),
+        None,
+    );
+    let dictionary = |keys: Vec<Option<i8>>| {
+        DictionaryArray::new(Int8Array::from(keys), Arc::new(values.clone()) as ArrayRef)
+    };
+    let error = engine
+        .hash_arrow(
+            Mode::Hash,
+            &dictionary(vec![Some(0), Some(2), Some(1), Some(1)]),
+        )
+        .unwrap_err();
+    assert!(
+        matches!(error.kind(), ErrorKind::ArrowNullValue { row: 2 }),
+        "{error}"
+    );
+    let fine = dictionary(vec![Some(0), None, Some(2), Some(0)]);
+    let digests = engine.hash_arrow(Mode::Hash, &fine).unwrap();
+    assert_eq!(arrow_outputs(&digests), expected(Mode::Hash, &fine, 32, 0));
+
+    // In a list, at the list's row.
+    let keys = Arc::new(dictionary(vec![Some(0), Some(2), Some(1)])) as ArrayRef;
+    let field = Arc::new(Field::new("item", keys.data_type().clone(), true));
+    let lists = ListArray::new(field, OffsetBuffer::from_lengths([2, 0, 1]), keys, None);
+    let error = engine.hash_arrow(Mode::Hash, &lists).unwrap_err();
+    assert!(
+        matches!(error.kind(), ErrorKind::ArrowNullValue { row: 2 }),
+        "{error}"
+    );
 }
 
 /// A tensor as nested fixed-size lists (Polars' `Array` of several

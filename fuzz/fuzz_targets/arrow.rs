@@ -4,8 +4,9 @@
 //! any of these (a row's bytes its fields' values framed), lists and list
 //! views of any of these (a row's bytes its values framed, or back to back
 //! for numbers and fixed-size lists of them; a list view's rows anywhere
-//! in its values) and run-end encoded arrays of any of these (a row's
-//! bytes its run's value's), nested up to three deep — with nulls, sliced at fuzzer-chosen
+//! in its values), run-end encoded arrays of any of these (a row's bytes
+//! its run's value's) and dictionaries of any of these (its key's value's),
+//! nested up to three deep — with nulls, sliced at fuzzer-chosen
 //! bounds, in all three modes, on every CPU backend: `Engine::hash_arrow`
 //! gives each valid row `blake3`'s digest of its bytes and each null row a
 //! null, or, for a valid row that holds a list of numbers with a null
@@ -56,10 +57,12 @@ fn case(input: &mut Input) -> Case {
 }
 
 /// Kinds 0 to 6 are columns (as the seeds were written), 7 a struct, 15 a
-/// list, 13 a list view and 14 runs of any kind, up to three deep.
+/// list, 13 a list view, 14 runs and 12 a dictionary of any kind, up to
+/// three deep.
 fn any_case(input: &mut Input, count: usize, depth: usize) -> Case {
     match input.byte() {
         kind if kind % 16 == 15 && depth < 3 => list_case(input, count, depth + 1),
+        kind if kind % 16 == 12 && depth < 3 => dictionary_case(input, count, depth + 1),
         kind if kind % 16 == 14 && depth < 3 => runs_case(input, count, depth + 1),
         kind if kind % 16 == 13 && depth < 3 => list_view_case(input, count, depth + 1),
         kind if kind % 8 == 7 && depth < 3 => struct_case(input, count, depth + 1),
@@ -85,6 +88,28 @@ fn runs_case(input: &mut Input, count: usize, depth: usize) -> Case {
     let ends = Int32Array::from_iter_values(ends.iter().map(|&end| end as i32));
     let runs = RunArray::<Int32Type>::try_new(&ends, array.as_ref()).unwrap();
     (rows, holes, Arc::new(runs))
+}
+
+/// A dictionary array of `count` rows whose keys, some null, name one to
+/// twelve values of any kind: a row's bytes (and hole) are its key's
+/// value's.
+fn dictionary_case(input: &mut Input, count: usize, depth: usize) -> Case {
+    let value_count = usize::from(input.byte()) % 12 + 1;
+    let (values, value_holes, array) = any_case(input, value_count, depth);
+    let keys: Vec<Option<i32>> = (0..count)
+        .map(|_| {
+            let key = usize::from(input.byte()) % value_count;
+            (!input.byte().is_multiple_of(7)).then_some(key as i32)
+        })
+        .collect();
+    let rows = (keys.iter())
+        .map(|key| key.and_then(|key| values[key as usize].clone()))
+        .collect();
+    let holes = (keys.iter())
+        .map(|key| key.is_some_and(|key| value_holes[key as usize]))
+        .collect();
+    let keys = PrimitiveArray::<Int32Type>::from(keys);
+    (rows, holes, Arc::new(DictionaryArray::new(keys, array)))
 }
 
 /// A list view of `count` rows of zero to four values each, anywhere in a

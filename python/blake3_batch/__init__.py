@@ -54,8 +54,8 @@ def hash_arrow(
     fixed_size_binary, or of fixed-width numbers (integers, floats,
     decimals, dates, timestamps, ...: each hashed as its little-endian
     bytes, as ``numpy``'s ``tobytes()`` gives them), or a dictionary of
-    either (as categoricals are: each row gets its value's digest), or a
-    run-end encoded column of any type here (each row gets its run's
+    any type here (as categoricals are: each row gets its value's digest),
+    or a run-end encoded column of any type here (each row gets its run's
     value's digest), or a list, large_list, fixed_size_list or list view
     of fixed-width numbers (token ids,
     embeddings, tensors; also of fixed-size lists of them, a tensor of more

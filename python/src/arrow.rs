@@ -1,6 +1,6 @@
 //! Arrow arrays hashed in place by the library's `Engine::hash_arrow_*`
-//! (binary and string values, dictionaries of them, numbers and lists of
-//! them),
+//! (binary and string values, numbers and lists of them, and dictionaries
+//! of any hashable type),
 //! the digests turned into hex strings, and NumPy records. Tested from
 //! Python through the built extension (python/tests), against blake3-py on
 //! every Arrow type, slice and null pattern.
@@ -87,9 +87,9 @@ pub fn imported<T>(import: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
 pub fn unsupported(data_type: &str) -> String {
     format!(
         "cannot hash a column of type {data_type}: give binary, string or \
-         fixed_size_binary values of any layout, fixed-width numbers, booleans, nulls, a \
-         dictionary of binary, strings or numbers, or lists, list views, maps, structs or \
-         run-end encoded columns of those, nested to any depth (a union is not hashed: \
+         fixed_size_binary values of any layout, fixed-width numbers, booleans, nulls, or \
+         dictionaries, lists, list views, maps, structs or run-end encoded columns of \
+         those, nested to any depth (a union is not hashed: \
          cast it, or select its members, first)"
     )
 }

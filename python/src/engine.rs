@@ -216,8 +216,8 @@ impl PyEngine {
     }
 
     /// Digests of an Arrow array or chunked array of binary or string
-    /// values (or a dictionary of them), of fixed-width numbers (each as
-    /// its bytes) or of lists of them (each row's values as bytes), read
+    /// values (or a dictionary of any type here), of fixed-width numbers
+    /// (each as its bytes) or of lists of them (each row's values as bytes), read
     /// in place: a
     /// `pyarrow.FixedSizeBinaryArray` of `length` bytes a row (a
     /// `ChunkedArray` with one chunk per input chunk for a stream), nulls

@@ -23,7 +23,10 @@ COLUMN = pa.array([b"alpha", b"beta"])
             "run_end_encoded",
         ),
         (pa.UnionArray.from_sparse(pa.array([0], pa.int8()), [pa.array([1])]), "sparse_union"),
-        (pa.array([True, False]).dictionary_encode(), "dictionary<values=bool"),
+        (
+            pa.DictionaryArray.from_arrays([0, 0], pa.UnionArray.from_sparse(pa.array([0], pa.int8()), [pa.array([1])])),
+            "dictionary<values=sparse_union",
+        ),
         (pa.chunked_array([pa.UnionArray.from_dense(pa.array([0], pa.int8()), pa.array([0], pa.int32()), [pa.array(["a"])])]), "dense_union"),
     ],
 )

@@ -1,15 +1,17 @@
 //! Dictionary-encoded arrays (pandas and Polars categoricals, Parquet's
 //! dictionary pages): a row's digest is its value's, as if the array were
-//! decoded. Each distinct value is hashed once and its output copied to
-//! every row that uses it; where the dictionary holds more values than the
-//! array has rows (a slice of a large shared dictionary), each row's value
-//! is hashed where it lies instead.
+//! decoded, whatever the values' type. Each value is hashed once and its
+//! output copied to every row that uses it; where the dictionary holds
+//! more values than the array has rows (a slice of a large shared
+//! dictionary), each row's value is hashed instead: read where it lies, or
+//! encoded.
 
 use arrow_array::cast::AsArray;
-use arrow_array::{downcast_dictionary_array, AnyDictionaryArray, Array};
+use arrow_array::{downcast_dictionary_array, Array};
 use arrow_buffer::ArrowNativeType;
 
-use super::rows::{is_value_type, Rows};
+use super::framing::encoded_outputs_into;
+use super::rows::Rows;
 use crate::{Engine, Error, ErrorKind, Mode};
 
 /// The rows of a dictionary array whose key is valid but names no value:
@@ -58,39 +60,42 @@ fn key_of(key: impl ArrowNativeType) -> i128 {
 /// Writes `length` bytes of output from byte `seek` on of every row of a
 /// dictionary array into `out`, back to back (null rows get their
 /// value's, or nothing when there are no values; the caller zeroes them).
-/// Its keys must be in range ([`check_keys`]). `None` for values that
-/// cannot be hashed.
+/// Its keys must be in range and its values sound (`problems.rs`).
 pub(super) fn dictionary_outputs_into(
     engine: &Engine,
     mode: Mode,
     (length, seek): (usize, u64),
-    dictionary: &dyn AnyDictionaryArray,
+    array: &dyn Array,
     out: &mut [u8],
-) -> Option<Result<(), Error>> {
+) -> Result<(), Error> {
+    let dictionary = array.as_any_dictionary();
     let values = dictionary.values();
-    if !is_value_type(values.data_type()) {
-        return None;
-    }
-    let value_rows = Rows::of(values.as_ref())?;
     if values.is_empty() {
         // Every key is null (any other would be out of range).
-        return Some(Ok(()));
+        return Ok(());
     }
     let keys = dictionary.normalized_keys();
     if values.len() > keys.len() {
-        let slices = keys.iter().map(|&key| value_rows.row(key));
-        return Some(
-            slices.collect::<Result<Vec<_>, _>>().and_then(|slices| {
+        // Hashing every value would cost more than hashing each row's.
+        return match Rows::of(values.as_ref()) {
+            Some(value_rows) => {
+                let slices = keys.iter().map(|&key| value_rows.row(key));
+                let slices = slices.collect::<Result<Vec<_>, _>>()?;
                 Rows::Slices(slices).hash_into(engine, mode, (length, seek), out)
-            }),
-        );
+            }
+            None => encoded_outputs_into(engine, mode, (length, seek), array, out),
+        };
     }
-    let hashed = super::output_buffer(values.len(), length).and_then(|mut value_outputs| {
-        value_rows.hash_into(engine, mode, (length, seek), &mut value_outputs)?;
-        for (slot, &key) in out.chunks_exact_mut(length).zip(&keys) {
-            slot.copy_from_slice(&value_outputs[key * length..(key + 1) * length]);
-        }
-        Ok(())
-    });
-    Some(hashed)
+    let mut value_outputs = super::output_buffer(values.len(), length)?;
+    super::outputs_into(
+        engine,
+        mode,
+        (length, seek),
+        values.as_ref(),
+        &mut value_outputs,
+    )?;
+    for (slot, &key) in out.chunks_exact_mut(length).zip(&keys) {
+        slot.copy_from_slice(&value_outputs[key * length..(key + 1) * length]);
+    }
+    Ok(())
 }

@@ -5,7 +5,7 @@
 //!
 //! - binary or string: its bytes; a fixed-width number: its little-endian
 //!   bytes; a boolean: one byte, `0x00` or `0x01`; a dictionary row or a
-//!   run-end encoded one: its value's;
+//!   run-end encoded one: its value's (of any of these types);
 //! - a list of fixed-width numbers or of booleans, or of fixed-size lists
 //!   of them (a tensor): its values' encodings back to back (a null value
 //!   has none: such rows are refused);
@@ -35,13 +35,12 @@ use crate::{Error, ErrorKind};
 
 /// Whether rows of this type can be hashed, as a column, a struct's field
 /// or a list's value: binary, string, numbers, booleans, the null type,
-/// dictionaries of binary, string or numbers, and lists, list views, maps,
-/// structs (of one field or more) and run-end encoded arrays of hashable
-/// types.
+/// and dictionaries, lists, list views, maps, structs (of one field or
+/// more) and run-end encoded arrays of hashable types.
 pub(super) fn is_hashable(data_type: &DataType) -> bool {
     match data_type {
         DataType::Null | DataType::Boolean => true,
-        DataType::Dictionary(_, values) => is_value_type(values),
+        DataType::Dictionary(_, values) => is_hashable(values),
         DataType::List(child)
         | DataType::LargeList(child)
         | DataType::FixedSizeList(child, _)
@@ -220,16 +219,16 @@ pub(super) enum Encoding<'a> {
         rows: Rows<'a>,
         nulls: Option<NullBuffer>,
     },
-    /// A dictionary's values, or a run-end encoded array's values read in
-    /// place, by each row's key.
+    /// A dictionary's or run-end encoded array's values read in place
+    /// (binary, strings, numbers, lists of numbers), by each row's key.
     Dictionary {
         keys: Vec<usize>,
         values: Rows<'a>,
         nulls: Option<NullBuffer>,
     },
-    /// A run-end encoded array's values of any other type, by each row's
-    /// run.
-    Runs {
+    /// A dictionary's or run-end encoded array's values of any other type
+    /// (booleans, structs, other lists), by each row's key or run.
+    Keyed {
         keys: Vec<usize>,
         values: Box<Encoding<'a>>,
         nulls: Option<NullBuffer>,
@@ -272,25 +271,10 @@ impl<'a> Encoding<'a> {
         if *array.data_type() == DataType::Null {
             return Ok(Encoding::Null);
         } else if let Some(dictionary) = array.as_any_dictionary_opt() {
-            return Ok(Encoding::Dictionary {
-                keys: dictionary.normalized_keys(),
-                values: Rows::of(dictionary.values().as_ref()).ok_or_else(unhashable)?,
-                nulls,
-            });
+            let keys = dictionary.normalized_keys();
+            return Encoding::keyed(keys, dictionary.values().as_ref(), nulls);
         } else if let Some(runs) = Runs::of(array) {
-            let keys = runs.keys();
-            return Ok(match Rows::of(runs.values()) {
-                Some(values) => Encoding::Dictionary {
-                    keys,
-                    values,
-                    nulls,
-                },
-                None => Encoding::Runs {
-                    keys,
-                    values: Box::new(Encoding::of(runs.values())?),
-                    nulls,
-                },
-            });
+            return Encoding::keyed(runs.keys(), runs.values(), nulls);
         } else if let Some(booleans) = array.as_boolean_opt() {
             let values = booleans.values().clone();
             return Ok(Encoding::Booleans { values, nulls });
@@ -314,12 +298,35 @@ impl<'a> Encoding<'a> {
         })
     }
 
+    /// The encoding of rows that are each `values`' row at their key: a
+    /// dictionary's (keys in range, see `problems.rs`) or a run-end
+    /// encoded array's (its runs). Values that lie in their buffers are
+    /// read there.
+    fn keyed(
+        keys: Vec<usize>,
+        values: &'a dyn Array,
+        nulls: Option<NullBuffer>,
+    ) -> Result<Self, Error> {
+        Ok(match Rows::of(values) {
+            Some(values) => Encoding::Dictionary {
+                keys,
+                values,
+                nulls,
+            },
+            None => Encoding::Keyed {
+                keys,
+                values: Box::new(Encoding::of(values)?),
+                nulls,
+            },
+        })
+    }
+
     fn nulls(&self) -> Option<&NullBuffer> {
         match self {
             Encoding::Null => None,
             Encoding::Bytes { nulls, .. }
             | Encoding::Dictionary { nulls, .. }
-            | Encoding::Runs { nulls, .. }
+            | Encoding::Keyed { nulls, .. }
             | Encoding::Booleans { nulls, .. }
             | Encoding::Struct { nulls, .. }
             | Encoding::List { nulls, .. } => nulls.as_ref(),
@@ -336,7 +343,7 @@ impl<'a> Encoding<'a> {
             Encoding::Null => 0,
             Encoding::Bytes { rows, .. } => rows.row(row)?.len() as u64,
             Encoding::Dictionary { keys, values, .. } => values.row(keys[row])?.len() as u64,
-            Encoding::Runs { keys, values, .. } => values.len(keys[row])?,
+            Encoding::Keyed { keys, values, .. } => values.len(keys[row])?,
             Encoding::Booleans { .. } => 1,
             Encoding::Struct { fields, .. } => {
                 let lengths = fields.iter().map(|field| field.framed_len(row));
@@ -376,7 +383,7 @@ impl<'a> Encoding<'a> {
             Encoding::Null => 0,
             Encoding::Bytes { rows, .. } => copy(rows.row(row)?, out),
             Encoding::Dictionary { keys, values, .. } => copy(values.row(keys[row])?, out),
-            Encoding::Runs { keys, values, .. } => values.write(keys[row], out)?,
+            Encoding::Keyed { keys, values, .. } => values.write(keys[row], out)?,
             Encoding::Booleans { values, .. } => {
                 out[0] = u8::from(values.value(row));
                 1

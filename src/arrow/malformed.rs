@@ -17,6 +17,8 @@ pub(super) fn check(array: &dyn Array) -> Result<(), Error> {
     if let Some(runs) = Runs::of(array) {
         runs.check()?;
         return check(runs.values());
+    } else if let Some(dictionary) = array.as_any_dictionary_opt() {
+        return check(dictionary.values().as_ref());
     } else if let Some(fields) = array.as_struct_opt() {
         return (fields.columns().iter()).try_for_each(|field| check(field.as_ref()));
     }
@@ -27,8 +29,7 @@ pub(super) fn check(array: &dyn Array) -> Result<(), Error> {
             }
             check(values)
         }
-        // Other arrays nest nothing that can be malformed this way (a
-        // dictionary's values are binary, strings or numbers).
+        // Other arrays nest nothing that can be malformed this way.
         None => Ok(()),
     }
 }

@@ -38,10 +38,10 @@ use runs::Runs;
 /// string values of every layout (offsets, large offsets, views,
 /// fixed-size), fixed-width numbers (integers, floats, decimals, dates,
 /// timestamps, times, durations, intervals), booleans, the null type (all
-/// rows null), dictionaries of binary, string or numbers, and lists
-/// (`List`, `LargeList`, `FixedSizeList`), list views (`ListView`,
-/// `LargeListView`), maps, structs (of one field or more; a record batch's
-/// rows) and run-end encoded arrays of any of these, nested to any depth
+/// rows null), and dictionaries, lists (`List`, `LargeList`,
+/// `FixedSizeList`), list views (`ListView`, `LargeListView`), maps,
+/// structs (of one field or more; a record batch's rows) and run-end
+/// encoded arrays of any of these, nested to any depth
 /// (see [`Engine::hash_arrow_xof_at`]). Unions are not.
 pub fn is_hashable_arrow_type(data_type: &DataType) -> bool {
     encoding::is_hashable(data_type)
@@ -190,12 +190,8 @@ fn outputs_into(
     array: &dyn Array,
     out: &mut [u8],
 ) -> Result<(), Error> {
-    let unhashable = || ErrorKind::ArrowType {
-        data_type: array.data_type().to_string(),
-    };
-    let hashed = if let Some(dictionary) = array.as_any_dictionary_opt() {
-        dictionary_outputs_into(engine, mode, output, dictionary, out)
-            .unwrap_or_else(|| Err(unhashable().into()))
+    let hashed = if array.as_any_dictionary_opt().is_some() {
+        dictionary_outputs_into(engine, mode, output, array, out)
     } else if *array.data_type() == DataType::Null {
         // Every row is null: nothing to hash, `out` stays zeros.
         Ok(())

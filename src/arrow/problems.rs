@@ -1,9 +1,10 @@
 //! The rows that have no digest to give, found before anything is hashed:
 //! a row that is not null but holds, at any depth (in a field, in a list
-//! value, in its run's value), a list of numbers or booleans with a null
-//! value in it (the bytes under a null are whatever its producer left
-//! there), or a dictionary key past its values (a malformed array). Values the row
-//! never reads — under a null row, field or list value — are not checked.
+//! value, in its run's or its key's value), a list of numbers or booleans
+//! with a null value in it (the bytes under a null are whatever its
+//! producer left there), or a dictionary key past its values (a malformed
+//! array). Values the row never reads — under a null row, field or list
+//! value, or a dictionary value no row's key names — are not checked.
 
 use arrow_array::cast::AsArray;
 use arrow_array::Array;
@@ -26,8 +27,21 @@ pub(super) fn check(array: &dyn Array) -> Result<(), Error> {
 fn bad_rows(array: &dyn Array) -> Option<Vec<bool>> {
     let nulls = array.logical_nulls();
     let is_valid = |row: usize| nulls.as_ref().is_none_or(|nulls| nulls.is_valid(row));
-    let bad: Vec<bool> = if array.as_any_dictionary_opt().is_some() {
-        rows_with_bad_keys(array)?
+    let bad: Vec<bool> = if let Some(dictionary) = array.as_any_dictionary_opt() {
+        let bad_keys = rows_with_bad_keys(array);
+        let bad_values = bad_rows(dictionary.values().as_ref());
+        if bad_keys.is_none() && bad_values.is_none() {
+            return None;
+        }
+        // A bad key is clamped into the values here, and found first.
+        let keys = dictionary.normalized_keys();
+        (keys.into_iter().enumerate())
+            .map(|(row, key)| {
+                let bad_key = bad_keys.as_ref().is_some_and(|bad| bad[row]);
+                let bad_value = bad_values.as_ref().is_some_and(|bad| bad[key]);
+                bad_key || (is_valid(row) && bad_value)
+            })
+            .collect()
     } else if let Some(runs) = Runs::of(array) {
         let bad_values = bad_rows(runs.values())?;
         (runs.keys().into_iter().enumerate())
@@ -85,8 +99,12 @@ fn bad_values(values: &dyn Array) -> Option<Vec<bool>> {
 /// as row `shown_row` (the caller's).
 fn problem(array: &dyn Array, row: usize, shown_row: usize) -> ErrorKind {
     let is_bad = |array: &dyn Array, row: usize| bad_rows(array).is_some_and(|bad| bad[row]);
-    if array.as_any_dictionary_opt().is_some() {
-        return bad_key(array, row, shown_row);
+    if let Some(dictionary) = array.as_any_dictionary_opt() {
+        if rows_with_bad_keys(array).is_some_and(|bad| bad[row]) {
+            return bad_key(array, row, shown_row);
+        }
+        let key = dictionary.normalized_keys()[row];
+        return problem(dictionary.values().as_ref(), key, shown_row);
     } else if let Some(runs) = Runs::of(array) {
         return problem(runs.values(), runs.run_of(row), shown_row);
     } else if let Some(fields) = array.as_struct_opt() {
