@@ -200,8 +200,9 @@ def hash_reader(
     derive_key: Optional[str] = None,
 ) -> Union[bytes, str]:
     """The digest of everything the binary file object ``reader`` gives
-    (``read(n)`` until it returns ``b""``: an open file, ``io.BytesIO``,
-    ``sys.stdin.buffer``, a socket's or an fsspec file), as ``bytes`` of
+    (``read(n)``, giving bytes or another bytes-like object, until it
+    gives nothing: an open file, ``io.BytesIO``, ``sys.stdin.buffer``, a
+    socket's or an fsspec file), as ``bytes`` of
     ``length`` bytes (over 32: BLAKE3's extended output). Read in windows,
     each hashed while the next is read, with the GIL released but for each
     read. An exception a read raises is raised here; a text-mode file is a

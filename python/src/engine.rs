@@ -465,8 +465,8 @@ impl PyEngine {
         }
     }
 
-    /// The digest of everything a binary file object gives (its `read(n)`
-    /// until it returns nothing), as `bytes` of `length` bytes (over 32,
+    /// The digest of everything a binary file object gives (its `read(n)`,
+    /// bytes or another bytes-like object, until it returns nothing), as `bytes` of `length` bytes (over 32,
     /// BLAKE3's extended output; a `str` of hex digits with `hex=True`), as
     /// `blake3` hashes it: read in windows,
     /// each hashed on the engine's backend while the next is read, with

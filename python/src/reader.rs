@@ -1,8 +1,9 @@
-//! A Python binary file object (anything whose `read(n)` returns `bytes`:
-//! an open file, `io.BytesIO`, `sys.stdin.buffer`, a socket's file, an
-//! fsspec file) as a Rust `Read`, for `Engine.hash_reader`. The engine
-//! runs with the GIL released; each read takes it back for the Python
-//! call and copies the bytes it returns.
+//! A Python binary file object (anything whose `read(n)` returns `bytes`
+//! or another bytes-like object: an open file, `io.BytesIO`,
+//! `sys.stdin.buffer`, a socket's file, an fsspec file, a reader that
+//! hands out `memoryview`s of its buffer) as a Rust `Read`, for
+//! `Engine.hash_reader`. The engine runs with the GIL released; each read
+//! takes it back for the Python call and copies the bytes it returns.
 
 use std::io::{self, Read};
 
@@ -55,13 +56,21 @@ impl<'f> PyReader<'f> {
         if let Ok(bytes) = chunk.cast::<PyByteArray>() {
             return copy(&bytes.to_vec(), buffer);
         }
+        // Any other bytes-like object (a memoryview, a NumPy array of
+        // bytes), through `memoryview(chunk).tobytes()`: the stable ABI of
+        // 3.9 has no buffer protocol.
+        let memoryview = py.import("builtins")?.getattr("memoryview")?;
+        if let Ok(view) = memoryview.call1((&chunk,)) {
+            let bytes = view.call_method0("tobytes")?;
+            return copy(bytes.cast::<PyBytes>()?.as_bytes(), buffer);
+        }
         let hint = match chunk.is_instance_of::<PyString>() {
             true => ": open the file in binary mode ('rb')",
             false if chunk.is_none() => ": a non-blocking stream had no data; give a blocking one",
             false => "",
         };
         Err(PyTypeError::new_err(format!(
-            "the reader's read(n) returned {}, not bytes{hint}",
+            "the reader's read(n) returned {}, not a bytes-like object{hint}",
             type_name(&chunk)
         )))
     }

@@ -10,6 +10,7 @@ import pathlib
 import sys
 
 import blake3
+import numpy as np
 import pyarrow as pa
 import pytest
 
@@ -263,6 +264,29 @@ def test_readers_match_blake3_in_every_mode(engine, size, tmp_path):
     assert got == blake3.blake3(data).hexdigest(length=40, seek=7)
 
 
+class Views(Chunky):
+    """Gives its reads as views of its own buffer, as zero-copy readers do,
+    or as another bytes-like type."""
+
+    def __init__(self, data, step, kind):
+        super().__init__(data, step)
+        self.kind = kind
+
+    def read(self, size=-1):
+        return self.kind(super().read(size))
+
+
+@pytest.mark.parametrize(
+    "kind",
+    [memoryview, bytearray, lambda chunk: np.frombuffer(chunk, np.uint8), lambda chunk: memoryview(chunk).cast("c")],
+    ids=["memoryview", "bytearray", "numpy", "memoryview of chars"],
+)
+def test_readers_that_return_other_bytes_like_objects(kind):
+    data = pattern(2 * WINDOW + 77)
+    assert bb.hash_reader(Views(data, 1 << 20, kind)) == blake3.blake3(data).digest()
+    assert bb.hash_reader(Views(data, 1000, kind), length=50) == blake3.blake3(data).digest(50)
+
+
 def test_a_reader_that_fails_raises_its_exception_and_bad_readers_a_typeerror(tmp_path):
     data = pattern(3 * 1000)
     with pytest.raises(ConnectionResetError, match="peer"):
@@ -281,6 +305,13 @@ def test_a_reader_that_fails_raises_its_exception_and_bad_readers_a_typeerror(tm
     greedy.read = lambda size=-1: bytes(size + 1)
     with pytest.raises(ValueError, match="more than it was asked for"):
         bb.hash_reader(greedy)
+    greedy.read = lambda size=-1: memoryview(bytes(size + 1))
+    with pytest.raises(ValueError, match="more than it was asked for"):
+        bb.hash_reader(greedy)
+    numbers = Chunky(data, 10)
+    numbers.read = lambda size=-1: [1, 2, 3]
+    with pytest.raises(TypeError, match="returned list, not a bytes-like object"):
+        bb.hash_reader(numbers)
 
 
 def test_the_gil_is_released_while_a_reader_is_hashed():
