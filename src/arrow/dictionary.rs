@@ -86,14 +86,7 @@ pub(super) fn dictionary_outputs_into(
             None => encoded_outputs_into(engine, mode, (length, seek), array, out),
         };
     }
-    let mut value_outputs = super::output_buffer(values.len(), length)?;
-    super::outputs_into(
-        engine,
-        mode,
-        (length, seek),
-        values.as_ref(),
-        &mut value_outputs,
-    )?;
+    let value_outputs = super::outputs(engine, mode, (length, seek), values.as_ref())?;
     for (slot, &key) in out.chunks_exact_mut(length).zip(&keys) {
         slot.copy_from_slice(&value_outputs[key * length..(key + 1) * length]);
     }

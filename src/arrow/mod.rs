@@ -211,6 +211,20 @@ fn outputs_into(
     hashed
 }
 
+/// `length` bytes of every row's output from byte `seek` on, back to back
+/// in a buffer of their own (null rows' are whatever their bytes give): a
+/// dictionary's or run-end encoded array's values, each hashed once.
+fn outputs(
+    engine: &Engine,
+    mode: Mode,
+    (length, seek): (usize, u64),
+    array: &dyn Array,
+) -> Result<Vec<u8>, Error> {
+    let mut outputs = output_buffer(array.len(), length)?;
+    outputs_into(engine, mode, (length, seek), array, &mut outputs)?;
+    Ok(outputs)
+}
+
 /// A zeroed buffer for `count` outputs of `length` bytes, or the error
 /// that says it is too large (extended outputs can ask for anything).
 fn output_buffer(count: usize, length: usize) -> Result<Vec<u8>, Error> {

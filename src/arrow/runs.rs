@@ -190,14 +190,7 @@ impl<'a> Runs<'a> {
     ) -> Result<(), Error> {
         let runs = self.runs();
         let values = self.values.slice(runs.start, runs.len());
-        let mut value_outputs = super::output_buffer(runs.len(), length)?;
-        super::outputs_into(
-            engine,
-            mode,
-            (length, seek),
-            values.as_ref(),
-            &mut value_outputs,
-        )?;
+        let value_outputs = super::outputs(engine, mode, (length, seek), values.as_ref())?;
         for (run, rows) in self.rows_of_runs() {
             let output = &value_outputs[(run - runs.start) * length..][..length];
             let slots = &mut out[rows.start * length..rows.end * length];
