@@ -217,8 +217,8 @@ impl PyEngine {
 
     /// Digests of an Arrow array or chunked array of binary or string
     /// values (or a dictionary of any type here), of fixed-width numbers
-    /// (each as its bytes) or of lists of them (each row's values as bytes), read
-    /// in place: a
+    /// (each as its bytes) or of lists of them (each row's values as
+    /// bytes), read in place: a
     /// `pyarrow.FixedSizeBinaryArray` of `length` bytes a row (a
     /// `ChunkedArray` with one chunk per input chunk for a stream), nulls
     /// kept null; with `hex=True` a `pyarrow.string` array of
@@ -466,9 +466,10 @@ impl PyEngine {
     }
 
     /// The digest of everything a binary file object gives (its `read(n)`,
-    /// bytes or another bytes-like object, until it returns nothing), as `bytes` of `length` bytes (over 32,
-    /// BLAKE3's extended output; a `str` of hex digits with `hex=True`), as
-    /// `blake3` hashes it: read in windows,
+    /// bytes or another bytes-like object, until it returns nothing), as
+    /// `bytes` of `length` bytes (over 32, BLAKE3's extended output; a
+    /// `str` of hex digits with `hex=True`), as `blake3` hashes it: read
+    /// in windows,
     /// each hashed on the engine's backend while the next is read, with
     /// the GIL released but for each read. An exception a read raises is
     /// raised here.
