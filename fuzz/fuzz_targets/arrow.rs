@@ -95,10 +95,17 @@ fn runs_case(input: &mut Input, count: usize, depth: usize) -> Case {
 /// value's.
 fn dictionary_case(input: &mut Input, count: usize, depth: usize) -> Case {
     let value_count = usize::from(input.byte()) % 12 + 1;
-    let (values, value_holes, array) = any_case(input, value_count, depth);
+    let values = any_case(input, value_count, depth);
+    keyed_case(input, count, values)
+}
+
+/// A dictionary array of `count` rows whose keys, some null, name values
+/// of a case (at least one): a row's bytes (and hole) are its key's
+/// value's.
+fn keyed_case(input: &mut Input, count: usize, (values, value_holes, array): Case) -> Case {
     let keys: Vec<Option<i32>> = (0..count)
         .map(|_| {
-            let key = usize::from(input.byte()) % value_count;
+            let key = usize::from(input.byte()) % values.len();
             (!input.byte().is_multiple_of(7)).then_some(key as i32)
         })
         .collect();
@@ -355,27 +362,12 @@ fn column_case(input: &mut Input, count: usize, kind: u8) -> Case {
             (rows, vec![false; count], array)
         }
         _ => {
+            // A dictionary of binary values.
             let value_count = usize::from(input.byte()) % 12 + 1;
             let values = byte_rows(input, value_count, None);
             let slices: Vec<Option<&[u8]>> = values.iter().map(|row| row.as_deref()).collect();
             let dictionary = Arc::new(BinaryArray::from(slices));
-            let keys: Vec<Option<i32>> = (0..count)
-                .map(|_| {
-                    let key = i32::from(input.byte()) % values.len() as i32;
-                    (!input.byte().is_multiple_of(7)).then_some(key)
-                })
-                .collect();
-            let rows = keys
-                .iter()
-                .map(|key| key.and_then(|key| values[key as usize].clone()))
-                .collect();
-            let keys = PrimitiveArray::<Int32Type>::from(keys);
-            let holes = vec![false; count];
-            (
-                rows,
-                holes,
-                Arc::new(DictionaryArray::new(keys, dictionary)),
-            )
+            keyed_case(input, count, (values, vec![false; value_count], dictionary))
         }
     }
 }

@@ -20,7 +20,7 @@ use crate::arrow::{
 };
 use crate::batches::ArrowDigestBatches;
 use crate::errors::to_py;
-use crate::options::{type_name, Options, OwnedMode};
+use crate::options::{bytes_like, type_name, Options, OwnedMode};
 use crate::paths::{path_list, path_of};
 use crate::pinned::PyPinnedBuffer;
 use crate::reader::PyReader;
@@ -316,7 +316,7 @@ impl PyEngine {
         let engine = self.engine()?;
         let iterator = blob_iterator(items, "hash_many takes a sequence")?;
         let count = items.len().unwrap_or(0);
-        let blobs = bytes_items(py, iterator, count, "hash_many", 0)?;
+        let blobs = bytes_items(iterator, count, "hash_many", 0)?;
         hash_blobs(py, &engine, &blobs, &options, hex)
     }
 
@@ -742,35 +742,25 @@ fn addresses_overlap(a: &[u8], b: &[u8]) -> bool {
 /// and `first` (the first item's index) name an item that is not
 /// bytes-like; `capacity` is how many items are expected.
 fn bytes_items<'py>(
-    py: Python<'py>,
     items: impl Iterator<Item = PyResult<Bound<'py, PyAny>>>,
     capacity: usize,
     call: &str,
     first: usize,
 ) -> PyResult<Vec<Bound<'py, PyBytes>>> {
-    let memoryview = py.import("builtins")?.getattr("memoryview")?;
     let mut blobs = Vec::with_capacity(capacity);
     for (index, item) in (first..).zip(items) {
         let item = item?;
-        let blob = match item.cast_into::<PyBytes>() {
-            Ok(bytes) => bytes,
-            Err(error) => {
-                let item = error.into_inner();
-                let not_bytes_like = |_| {
-                    PyTypeError::new_err(format!(
-                        "{call}: item {index} is {}, not a bytes-like object{}",
-                        type_name(&item),
-                        if item.is_instance_of::<PyString>() {
-                            " (encode strings first, e.g. s.encode())"
-                        } else {
-                            ""
-                        }
-                    ))
-                };
-                let view = memoryview.call1((&item,)).map_err(not_bytes_like)?;
-                view.call_method0("tobytes")?.cast_into::<PyBytes>()?
-            }
-        };
+        let blob = bytes_like(&item)?.ok_or_else(|| {
+            PyTypeError::new_err(format!(
+                "{call}: item {index} is {}, not a bytes-like object{}",
+                type_name(&item),
+                if item.is_instance_of::<PyString>() {
+                    " (encode strings first, e.g. s.encode())"
+                } else {
+                    ""
+                }
+            ))
+        })?;
         blobs.push(blob);
     }
     Ok(blobs)
@@ -855,7 +845,7 @@ impl DigestIterator {
             // Each item converted as it is taken, not gathered first.
             let items = self.items.bind(py).clone().take(self.batch_size);
             let capacity = self.batch_size.min(BATCH_CAPACITY);
-            let blobs = bytes_items(py, items, capacity, "hash_iter", self.taken)?;
+            let blobs = bytes_items(items, capacity, "hash_iter", self.taken)?;
             if blobs.is_empty() {
                 return Ok(None);
             }

@@ -9,9 +9,9 @@ use std::io::{self, Read};
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyByteArray, PyBytes, PyString};
+use pyo3::types::{PyBytesMethods, PyString};
 
-use crate::options::type_name;
+use crate::options::{bytes_like, type_name};
 
 /// Reads from a Python object; the first Python exception a read raises
 /// is kept in `failure` (and the read fails), for the caller to raise in
@@ -50,19 +50,8 @@ impl<'f> PyReader<'f> {
             buffer[..bytes.len()].copy_from_slice(bytes);
             Ok(bytes.len())
         };
-        if let Ok(bytes) = chunk.cast::<PyBytes>() {
+        if let Some(bytes) = bytes_like(&chunk)? {
             return copy(bytes.as_bytes(), buffer);
-        }
-        if let Ok(bytes) = chunk.cast::<PyByteArray>() {
-            return copy(&bytes.to_vec(), buffer);
-        }
-        // Any other bytes-like object (a memoryview, a NumPy array of
-        // bytes), through `memoryview(chunk).tobytes()`: the stable ABI of
-        // 3.9 has no buffer protocol.
-        let memoryview = py.import("builtins")?.getattr("memoryview")?;
-        if let Ok(view) = memoryview.call1((&chunk,)) {
-            let bytes = view.call_method0("tobytes")?;
-            return copy(bytes.cast::<PyBytes>()?.as_bytes(), buffer);
         }
         let hint = match chunk.is_instance_of::<PyString>() {
             true => ": open the file in binary mode ('rb')",

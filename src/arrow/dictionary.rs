@@ -36,18 +36,26 @@ pub(super) fn rows_with_bad_keys(array: &dyn Array) -> Option<Vec<bool>> {
     )
 }
 
-/// The error for row `row` of a dictionary array, one of
-/// [`rows_with_bad_keys`], reported as row `shown_row`.
-pub(super) fn bad_key(array: &dyn Array, row: usize, shown_row: usize) -> ErrorKind {
+/// Row `row`'s key into the values of a dictionary array, or the error
+/// for a key past them, one of [`rows_with_bad_keys`], reported as row
+/// `shown_row`.
+pub(super) fn key_of_row(
+    array: &dyn Array,
+    row: usize,
+    shown_row: usize,
+) -> Result<usize, ErrorKind> {
     let values = array.as_any_dictionary().values().len();
     let key = downcast_dictionary_array!(
         array => key_of(array.keys().values()[row]),
         _ => unreachable!("a dictionary array"),
     );
-    ErrorKind::ArrowDictionaryKey {
-        row: shown_row,
-        key,
-        values,
+    match usize::try_from(key) {
+        Ok(key) if key < values => Ok(key),
+        _ => Err(ErrorKind::ArrowDictionaryKey {
+            row: shown_row,
+            key,
+            values,
+        }),
     }
 }
 

@@ -9,7 +9,7 @@
 use arrow_array::cast::AsArray;
 use arrow_array::Array;
 
-use super::dictionary::{bad_key, rows_with_bad_keys};
+use super::dictionary::{key_of_row, rows_with_bad_keys};
 use super::encoding::{is_unframed_value, list_parts, Offsets};
 use super::runs::Runs;
 use crate::{Error, ErrorKind};
@@ -100,11 +100,10 @@ fn bad_values(values: &dyn Array) -> Option<Vec<bool>> {
 fn problem(array: &dyn Array, row: usize, shown_row: usize) -> ErrorKind {
     let is_bad = |array: &dyn Array, row: usize| bad_rows(array).is_some_and(|bad| bad[row]);
     if let Some(dictionary) = array.as_any_dictionary_opt() {
-        if rows_with_bad_keys(array).is_some_and(|bad| bad[row]) {
-            return bad_key(array, row, shown_row);
-        }
-        let key = dictionary.normalized_keys()[row];
-        return problem(dictionary.values().as_ref(), key, shown_row);
+        return match key_of_row(array, row, shown_row) {
+            Ok(key) => problem(dictionary.values().as_ref(), key, shown_row),
+            Err(bad_key) => bad_key,
+        };
     } else if let Some(runs) = Runs::of(array) {
         return problem(runs.values(), runs.run_of(row), shown_row);
     } else if let Some(fields) = array.as_struct_opt() {
