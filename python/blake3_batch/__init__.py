@@ -69,7 +69,8 @@ def hash_arrow(
     ``pyarrow.FixedSizeBinaryArray`` of ``length`` bytes a row (a
     ``pyarrow.ChunkedArray``, one chunk per input chunk, for a stream); null
     rows stay null. ``length`` < 32 keeps a prefix of the digest; over 32
-    gives BLAKE3's extended output; ``seek`` starts each output at that
+    gives BLAKE3's extended output (up to 2**28 - 1 bytes a row here, as
+    pyarrow misreads wider rows); ``seek`` starts each output at that
     byte of the extended output, as ``blake3(data).digest(length, seek=…)``
     does; ``hex=True`` gives lowercase hex strings instead of bytes, as
     ``hexdigest`` does (a ``pyarrow.string`` array here, ``large_string``

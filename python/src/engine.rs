@@ -239,7 +239,7 @@ impl PyEngine {
         derive_key: Option<&str>,
         rows: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let options = Options::parse(key, derive_key, length, seek)?;
+        let options = Options::parse(key, derive_key, length, seek)?.for_arrow()?;
         let column = (column, shape_of(column)?);
         self.hash_arrow_from(py, column, &ArrowOutput::Bytes { options, hex }, rows, 0)
     }
@@ -265,7 +265,7 @@ impl PyEngine {
         rows: bool,
     ) -> PyResult<ArrowDigestBatches> {
         // Refused now, not at the first batch.
-        let options = Options::parse(key, derive_key, length, seek)?;
+        let options = Options::parse(key, derive_key, length, seek)?.for_arrow()?;
         slf.get().engine()?;
         let output = match as_u64 {
             false => ArrowOutput::Bytes { options, hex },

@@ -44,9 +44,10 @@ fn default_engine(py: Python<'_>) -> PyResult<Py<PyEngine>> {
     Ok(engine)
 }
 
-/// Checks the keyword arguments a hashing call takes (`key`,
+/// Checks the keyword arguments an Arrow hashing call takes (`key`,
 /// `derive_key`, `length`, `seek`), raising what the call would raise: for
-/// helpers that hash later, elsewhere (the Ray actors).
+/// helpers that hash later, elsewhere (Polars expressions, DuckDB
+/// functions, the Ray actors).
 #[pyfunction]
 #[pyo3(signature = (*, length = 32, seek = 0, key = None, derive_key = None))]
 fn check_options(
@@ -55,7 +56,8 @@ fn check_options(
     key: Option<&Bound<'_, PyAny>>,
     derive_key: Option<&str>,
 ) -> PyResult<()> {
-    options::Options::parse(key, derive_key, length, seek).map(drop)
+    options::Options::parse(key, derive_key, length, seek)?.for_arrow()?;
+    Ok(())
 }
 
 #[pymodule]

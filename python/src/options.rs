@@ -41,6 +41,11 @@ pub struct Options {
 /// The longest output per input: the widest Arrow `FixedSizeBinary`.
 const MAX_LENGTH: usize = i32::MAX as usize;
 
+/// The longest output per row of an Arrow array: pyarrow counts the bits of
+/// a `fixed_size_binary` row in 32 bits when it imports one, so an array of
+/// rows of 2**28 bytes or more would come back with a wrong buffer size.
+const MAX_ARROW_LENGTH: usize = (1 << 28) - 1;
+
 impl Options {
     pub fn parse(
         key: Option<&Bound<'_, PyAny>>,
@@ -73,6 +78,20 @@ impl Options {
             (None, None) => OwnedMode::Hash,
         };
         Ok(Options { mode, length, seek })
+    }
+
+    /// These options for outputs returned as Arrow arrays, which pyarrow
+    /// must read back: a `ValueError` for rows it would misread.
+    pub fn for_arrow(self) -> PyResult<Options> {
+        if self.length > MAX_ARROW_LENGTH {
+            return Err(PyValueError::new_err(format!(
+                "length={} is out of range for an Arrow output: give 1 to {MAX_ARROW_LENGTH} \
+                 bytes (pyarrow misreads rows of 2**28 bytes or more), or hash_many for \
+                 longer outputs",
+                self.length
+            )));
+        }
+        Ok(self)
     }
 
     /// Whether the output lies within the digest's 32 bytes (`None` when

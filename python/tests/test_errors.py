@@ -5,11 +5,13 @@ import os
 import subprocess
 import sys
 
+import blake3
 import numpy as np
 import pyarrow as pa
 import pytest
 
 import blake3_batch as bb
+from blake3_batch._native import check_options
 
 COLUMN = pa.array([b"alpha", b"beta"])
 
@@ -73,6 +75,25 @@ def test_a_length_of_zero_or_past_arrows_widest_is_a_value_error(length):
         bb.hash_many([b"a"], length=length)
     with pytest.raises(ValueError, match="1 to 2147483647"):
         bb.hash_records(np.zeros((1, 1), np.uint8), length=length)
+
+
+def test_an_arrow_output_row_pyarrow_would_misread_is_a_value_error():
+    # pyarrow counts a fixed_size_binary row's bits in 32 bits when it
+    # imports one: rows of 2**28 bytes would come back with a wrong buffer.
+    calls = [
+        lambda **options: bb.hash_arrow(COLUMN, **options),
+        lambda **options: bb.hash_arrow(COLUMN, hex=True, **options),
+        lambda **options: bb.hash_arrow_batches([COLUMN], **options),
+        lambda **options: check_options(**options),
+    ]
+    for call in calls:
+        with pytest.raises(ValueError, match="Arrow output: give 1 to 268435455 bytes"):
+            call(length=2**28)
+    widest = bb.hash_arrow(pa.array([b"a"]), length=2**28 - 1)
+    widest.validate(full=True)
+    assert widest[0].as_py() == blake3.blake3(b"a").digest(2**28 - 1)
+    # Outside Arrow, the same length is no problem.
+    assert bb.hash_many([b"a"], length=2**28)[0] == blake3.blake3(b"a").digest(2**28)
 
 
 def test_extended_output_too_large_to_hold_is_a_memory_error():
