@@ -17,7 +17,9 @@ use pyo3::types::PyType;
 
 /// `column` as the Arrow data to read: a pandas DataFrame, Series or Index
 /// or a NumPy array as pyarrow data, without the DataFrame's index
-/// (`blake3_batch._converted`); then, for a pyarrow object, Ray's tensor
+/// (`blake3_batch._converted`), and a Polars Series or DataFrame as it is
+/// once it has no `Object` column (`blake3_batch._polars_objects`: Polars
+/// exports those as memory addresses); then, for a pyarrow object, Ray's tensor
 /// columns as their values (`blake3_batch._ray_columns`) and a copy of the
 /// columns that arrow-rs would panic on importing
 /// (`blake3_batch._unsliced`: structs in sliced structs,
@@ -28,6 +30,9 @@ pub fn arrow_input<'py>(column: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny
     let column = match module_of(column)? {
         module if module.starts_with("pandas") || module == "numpy" => {
             call_helper(column, "_converted", "as_arrow")?
+        }
+        module if module.starts_with("polars") => {
+            call_helper(column, "_polars_objects", "without_objects")?
         }
         _ => column.clone(),
     };

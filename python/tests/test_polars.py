@@ -2,6 +2,8 @@
 and u64 keys inside eager, lazy and streaming queries, equal to blake3-py
 row by row, with the options checked when the expression is built."""
 
+import pickle
+
 import blake3
 import numpy as np
 import pytest
@@ -121,8 +123,31 @@ def test_bad_options_fail_when_the_expression_is_built_and_bad_columns_when_it_r
         pl.col("text").blake3.hexdigest(length=0)
     with pytest.raises(TypeError):
         pl.col("text").blake3.u64(length=8)
+    with pytest.raises(ValueError, match="Arrow output"):
+        pl.col("text").blake3.digest(length=2**28)
     # Booleans are one byte each; lists of strings their values framed.
     df = pl.DataFrame({"flag": [True, False], "tags": [["a", "bc"], ["ab", "c"]]})
     out = df.select(pl.col("flag").blake3.digest(), pl.col("tags").blake3.digest())
     assert out["flag"].to_list() == [blake3.blake3(b"\1").digest(), blake3.blake3(b"\0").digest()]
     assert out["tags"].to_list() == [blake3.blake3(framed([b"a", b"bc"])).digest(), blake3.blake3(framed([b"ab", b"c"])).digest()]
+
+
+def test_a_column_of_python_objects_is_refused_not_hashed_as_their_addresses():
+    # Polars exports an Object column as each object's memory address, with
+    # nothing in the schema to say so: its digests would change every run.
+    df = pl.DataFrame({"o": pl.Series([object(), 7], dtype=pl.Object), "text": ["a", "b"]})
+    calls = [
+        lambda: df.select(pl.col("o").blake3.digest()),
+        lambda: df.lazy().select(pl.col("o").blake3.u64()).collect(),
+        lambda: df["o"].blake3.hexdigest(),
+        lambda: bb.hash_arrow(df["o"]),
+        lambda: bb.hash_arrow(df, rows=True),
+        lambda: list(bb.hash_arrow_batches(df, rows=True)),
+    ]
+    for call in calls:
+        with pytest.raises(TypeError, match="Object column.*'o'.*memory addresses"):
+            call()
+    # The other column, and the objects once converted to bytes, are hashed.
+    assert bb.hash_arrow(df["text"]).to_pylist() == [digest(t) for t in ["a", "b"]]
+    pickled = df["o"].map_elements(pickle.dumps, return_dtype=pl.Binary)
+    assert pickled.blake3.digest().to_list() == [digest(p) for p in pickled.to_list()]
