@@ -81,7 +81,9 @@ def hash_arrow(
 
     pandas objects and NumPy arrays are converted by pyarrow first: a
     DataFrame without its index, an array of more than one dimension as a
-    column of its rows' bytes (as ``hash_records`` hashes them).
+    column of its rows' bytes (as ``hash_records`` hashes them), and so a
+    1-D array of complex numbers or structured records, which have no Arrow
+    type.
 
     A table of one column (a pyarrow ``Table`` or ``RecordBatch``, a
     DataFrame, a query) is that column; one of several is a ``TypeError``

@@ -12,7 +12,9 @@ same digests.
 
 A 1-D NumPy array is the Arrow column ``pyarrow.array`` makes of it (but
 one of single bytes, most likely bytes not yet cut into blobs, is
-refused, as ``hash_records`` refuses it); an
+refused, as ``hash_records`` refuses it; numbers are their values in
+either byte order; complex numbers and structured records, which have no
+Arrow type, are each its bytes, as ``hash_records`` hashes them); an
 array of more dimensions is a column of its rows, each hashed as its
 values' bytes (``row.tobytes()``, as ``hash_records`` hashes it), and so
 is each array of a 1-D array of arrays of any shapes (a tensor column in
@@ -108,7 +110,7 @@ def numpy_column(values: Any, name: str) -> Any:
     pyarrow tensors hash), or of strings, a list of its strings; a 1-D
     array of arrays (of one shape or not, and None for a null row), each
     the same; a 1-D array of strings as :func:`numpy_strings` makes it;
-    any other 1-D array as ``pyarrow.array`` makes it. ``name`` is for
+    any other 1-D array as :func:`_numpy_values` makes it. ``name`` is for
     messages."""
     import numpy as np
     import pyarrow as pa
@@ -130,6 +132,31 @@ def numpy_column(values: Any, name: str) -> Any:
         return _tensor_rows(values, name)
     if values.dtype.kind in "US":
         return numpy_strings(values)
+    return _numpy_values(values, name)
+
+
+def _numpy_values(values: Any, name: str) -> Any:
+    """A 1-D NumPy array of anything but strings as a pyarrow array:
+    numbers as their values, whatever their byte order; complex numbers and
+    structured records, which have no Arrow type, each as its bytes (as
+    ``hash_records`` hashes them); any other as ``pyarrow.array`` makes
+    it."""
+    import pyarrow as pa
+
+    dtype = values.dtype
+    if dtype.kind in "fc" and dtype.itemsize > {"f": 8, "c": 16}[dtype.kind]:
+        # x86's long double fills 10 bytes of its 16: the rest is not part
+        # of the value and may hold anything.
+        raise TypeError(
+            f"cannot hash {name}: its dtype {dtype} has no Arrow type, and its bytes hold padding "
+            "that is not part of its values; convert it first (e.g. .astype(numpy.float64))"
+        )
+    if dtype.kind in "iufcmM" and not dtype.isnative:
+        # pyarrow takes this machine's byte order only; a number is its
+        # value, whichever order NumPy stored it in.
+        values = values.astype(dtype.newbyteorder("="))
+    if values.dtype.kind in "cV":
+        return numpy_column(values.reshape(len(values), 1), name)
     try:
         return pa.array(values)
     except (pa.ArrowInvalid, pa.ArrowTypeError) as error:

@@ -138,6 +138,36 @@ def test_numpy_arrays_and_pandas_indexes_are_columns():
     assert bb.hash_arrow(images).to_pylist() == [blake3.blake3(b"\1" * 4).digest(), None, blake3.blake3(b"\1" * 3).digest()]
 
 
+def test_numpy_numbers_of_either_byte_order_are_values_and_those_without_an_arrow_type_bytes():
+    np = pytest.importorskip("numpy")
+    # A number is its value whichever byte order NumPy stored it in.
+    for dtype in ("<i4", "<f8", "<u2", "<M8[s]", "<m8[ms]"):
+        values = np.arange(4).astype(dtype)
+        swapped = values.astype(np.dtype(dtype).newbyteorder(">"))
+        want = [blake3.blake3(v.tobytes()).digest() for v in values]
+        assert bb.hash_arrow(values).to_pylist() == want
+        assert bb.hash_arrow(swapped).to_pylist() == want
+    # Complex numbers and structured records have no Arrow type: each is
+    # its bytes, as hash_records hashes a 1-D array of them.
+    record = np.dtype([("id", "<u4"), ("score", "<f8"), ("tag", "S3")])
+    for values in (
+        np.array([1 + 2j, -0.5j, 3], "<c16"),
+        np.array([1 + 2j, 0], "<c8"),
+        np.array([(1, 0.5, b"ab"), (2, -1.0, b"xyz")], record),
+    ):
+        want = [blake3.blake3(v.tobytes()).digest() for v in values]
+        assert bb.hash_arrow(values).to_pylist() == want
+        assert want == [bytes(d) for d in bb.hash_records(values)]
+    swapped = np.array([1 + 2j, 3], ">c16")
+    assert bb.hash_arrow(swapped).to_pylist() == bb.hash_arrow(swapped.astype("<c16")).to_pylist()
+    with pytest.raises(TypeError, match="arrays of Python objects"):
+        bb.hash_arrow(np.array([(1, "a")], [("id", "<u4"), ("name", object)]))
+    # Long doubles pad their bytes with what is not part of the value.
+    if np.dtype(np.longdouble).itemsize > 8:
+        with pytest.raises(TypeError, match=r"padding .*\.astype\(numpy\.float64\)"):
+            bb.hash_arrow(np.ones(2, np.longdouble))
+
+
 def test_numpy_strings_are_their_values_and_a_tensor_of_them_the_list_of_them():
     np = pytest.importorskip("numpy")
     # A NUL inside a value is part of it (pyarrow's conversion would cut
