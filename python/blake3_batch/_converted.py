@@ -1,5 +1,10 @@
 """pandas objects and NumPy arrays as the pyarrow data the hashing reads.
 
+A MultiIndex is the table of its levels, each entry a row: as pandas
+objects are columns, each tuple is hashed as a struct column's row (its
+levels framed, as ``rows=True`` frames a table's columns). Sparse
+columns are their dense values.
+
 A DataFrame's rows are its columns' values, as ``DataFrame.duplicated``
 sees them: pandas' own Arrow export (``__arrow_c_stream__``, pandas 2.2 and
 later) adds the index as a column wherever it is not a plain range (after
@@ -48,10 +53,13 @@ def as_arrow(data: Any) -> Any:
         import pandas as pd
         import pyarrow as pa
 
+        if isinstance(data, pd.MultiIndex):
+            # Its entries are tuples: the rows of a table of its levels.
+            return _frame(data.to_frame(index=False))
         if isinstance(data, pd.DataFrame):
-            return _frame(data)
+            return _frame(_dense(data))
         if isinstance(data, (pd.Series, pd.Index)):
-            array = pa.array(data)
+            array = pa.array(_dense(data))
             return array if isinstance(array, pa.ChunkedArray) else pa.chunked_array([array], array.type)
     elif module == "numpy":
         import numpy as np
@@ -67,6 +75,17 @@ def as_arrow(data: Any) -> Any:
                 )
             return numpy_column(data, "the array")
     return data
+
+
+def _dense(data: Any) -> Any:
+    """A pandas Series, Index or DataFrame with its sparse columns (which
+    pyarrow does not convert) as the dense values they stand for."""
+    import pandas as pd
+
+    if isinstance(data, pd.DataFrame):
+        sparse = {name: dtype.subtype for name, dtype in data.dtypes.items() if isinstance(dtype, pd.SparseDtype)}
+        return data.astype(sparse) if sparse else data
+    return data.astype(data.dtype.subtype) if isinstance(data.dtype, pd.SparseDtype) else data
 
 
 def _frame(frame: Any) -> Any:

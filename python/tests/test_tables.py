@@ -91,6 +91,21 @@ def test_pandas_series_and_one_column_data_frames():
     numbers = pd.Series([1.5, float("nan"), None])  # NaN and None both null, as pandas exports them
     assert bb.hash_arrow(numbers).to_pylist() == [blake3.blake3(struct.pack("<d", 1.5)).digest(), None, None]
     assert [d for b in bb.hash_arrow_batches(series) for d in b.to_pylist()] == digests(TEXTS)
+    # Sparse columns are the values they stand for.
+    sparse = pd.Series(pd.arrays.SparseArray([0.0, 1.5, 0.0, None]))
+    dense = [blake3.blake3(struct.pack("<d", v)).digest() for v in (0.0, 1.5, 0.0)] + [None]
+    assert bb.hash_arrow(sparse).to_pylist() == dense
+    frame_ = pd.DataFrame({"s": sparse, "t": ["a", "b", "c", "d"]})
+    assert bb.hash_arrow(frame_[["s"]]).to_pylist() == dense
+    assert bb.hash_arrow(frame_, rows=True).to_pylist() == bb.hash_arrow(frame_.astype({"s": "float64"}), rows=True).to_pylist()
+    # A MultiIndex is a column of tuples, each hashed as the row of its
+    # levels (as a struct column's rows are), of one level or several.
+    index = pd.MultiIndex.from_tuples([("a", 1), ("b", 2)], names=["key", None])
+    levels = bb.hash_arrow(pa.table({"key": ["a", "b"], "1": [1, 2]}), rows=True).to_pylist()
+    assert bb.hash_arrow(index).to_pylist() == levels
+    assert bb.hash_arrow(index, rows=True).to_pylist() == levels
+    one_level = bb.hash_arrow(pd.MultiIndex.from_arrays([TEXTS])).to_pylist()
+    assert one_level == bb.hash_arrow(pa.table({"text": TEXTS}), rows=True).to_pylist()
 
 
 def test_numpy_arrays_and_pandas_indexes_are_columns():
