@@ -1,6 +1,7 @@
 """pandas objects and NumPy arrays as the pyarrow data the hashing reads.
 
-A MultiIndex is the table of its levels, each entry a row: as pandas
+Complex numbers, in a Series or a DataFrame's column, are each its bytes,
+as in a NumPy array. A MultiIndex is the table of its levels, each entry a row: as pandas
 objects are columns, each tuple is hashed as a struct column's row (its
 levels framed, as ``rows=True`` frames a table's columns). Sparse
 columns are their dense values.
@@ -59,6 +60,8 @@ def as_arrow(data: Any) -> Any:
         if isinstance(data, pd.DataFrame):
             return _frame(_dense(data))
         if isinstance(data, (pd.Series, pd.Index)):
+            if _complex(data):
+                return pa.chunked_array([numpy_column(data.to_numpy(), "the series")])
             array = pa.array(_dense(data))
             return array if isinstance(array, pa.ChunkedArray) else pa.chunked_array([array], array.type)
     elif module == "numpy":
@@ -88,16 +91,25 @@ def _dense(data: Any) -> Any:
     return data.astype(data.dtype.subtype) if isinstance(data.dtype, pd.SparseDtype) else data
 
 
+def _complex(column: Any) -> bool:
+    """Whether a pandas column holds complex numbers, which have no Arrow
+    type (:func:`numpy_column` hashes each as its bytes)."""
+    return getattr(column.dtype, "kind", None) == "c"
+
+
 def _frame(frame: Any) -> Any:
     """A DataFrame's columns as a pyarrow table, its tensor columns (rows
-    of arrays, which pyarrow does not convert) as :func:`numpy_column`
-    makes them."""
+    of arrays) and complex ones, which pyarrow does not convert, as
+    :func:`numpy_column` makes them."""
     import pyarrow as pa
 
     # Only object columns can hold arrays: others are not turned into
     # NumPy (a pandas 3 string column would become Python objects).
     tensors = [
-        i for i in range(frame.shape[1]) if frame.dtypes.iloc[i] == object and _holds_arrays(frame.iloc[:, i].to_numpy())
+        i
+        for i in range(frame.shape[1])
+        if _complex(frame.iloc[:, i])
+        or (frame.dtypes.iloc[i] == object and _holds_arrays(frame.iloc[:, i].to_numpy()))
     ]
     if not tensors:
         return pa.Table.from_pandas(frame, preserve_index=False)

@@ -173,6 +173,16 @@ def test_numpy_numbers_of_either_byte_order_are_values_and_those_without_an_arro
         want = [blake3.blake3(v.tobytes()).digest() for v in values]
         assert bb.hash_arrow(values).to_pylist() == want
         assert want == [bytes(d) for d in bb.hash_records(values)]
+    # So are a pandas Series or DataFrame column of complex numbers.
+    pd = pytest.importorskip("pandas")
+    waves = np.array([1 + 2j, -0.5j, 3], "<c16")
+    want = [blake3.blake3(v.tobytes()).digest() for v in waves]
+    assert bb.hash_arrow(pd.Series(waves)).to_pylist() == want
+    assert bb.hash_arrow(pd.DataFrame({"wave": waves})).to_pylist() == want
+    frame_ = pd.DataFrame({"id": [1, 2, 3], "wave": waves})
+    assert bb.hash_arrow(frame_, rows=True).to_pylist() == [
+        blake3.blake3(frame(struct.pack("<q", i)) + frame(w.tobytes())).digest() for i, w in zip([1, 2, 3], waves)
+    ]
     swapped = np.array([1 + 2j, 3], ">c16")
     assert bb.hash_arrow(swapped).to_pylist() == bb.hash_arrow(swapped.astype("<c16")).to_pylist()
     with pytest.raises(TypeError, match="arrays of Python objects"):
