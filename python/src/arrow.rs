@@ -17,9 +17,9 @@ use pyo3::types::PyType;
 
 /// `column` as the Arrow data to read: a pandas DataFrame, Series or Index
 /// or a NumPy array as pyarrow data, without the DataFrame's index
-/// (`blake3_batch._converted`), and a Polars Series or DataFrame as it is
-/// once it has no `Object` column (`blake3_batch._polars_objects`: Polars
-/// exports those as memory addresses); then, for a pyarrow object, Ray's tensor
+/// (`blake3_batch._converted`), and a Polars Series or DataFrame as it is,
+/// or through pyarrow, or refused where Polars' export departs from Arrow's
+/// format (`blake3_batch._polars`); then, for a pyarrow object, Ray's tensor
 /// columns as their values (`blake3_batch._ray_columns`) and a copy of the
 /// columns that arrow-rs would panic on importing
 /// (`blake3_batch._unsliced`: structs in sliced structs,
@@ -31,9 +31,7 @@ pub fn arrow_input<'py>(column: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny
         module if module.starts_with("pandas") || module == "numpy" => {
             call_helper(column, "_converted", "as_arrow")?
         }
-        module if module.starts_with("polars") => {
-            call_helper(column, "_polars_objects", "without_objects")?
-        }
+        module if module.starts_with("polars") => call_helper(column, "_polars", "as_arrow")?,
         _ => column.clone(),
     };
     if !is_pyarrow(&column)? {

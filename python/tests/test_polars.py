@@ -6,6 +6,7 @@ import pickle
 
 import blake3
 import numpy as np
+import pyarrow as pa
 import pytest
 
 import blake3_batch as bb
@@ -151,3 +152,31 @@ def test_a_column_of_python_objects_is_refused_not_hashed_as_their_addresses():
     assert bb.hash_arrow(df["text"]).to_pylist() == [digest(t) for t in ["a", "b"]]
     pickled = df["o"].map_elements(pickle.dumps, return_dtype=pl.Binary)
     assert pickled.blake3.digest().to_list() == [digest(p) for p in pickled.to_list()]
+
+
+def test_the_null_type_at_any_depth_hashes_as_pyarrows_and_128_bit_integers_are_refused():
+    # Polars exports the Null type with a buffer Arrow's format does not
+    # allow: the digests are those of the same data built in pyarrow.
+    fields = pa.struct([("a", pa.int64()), ("b", pa.null())])
+    df = pl.DataFrame({"s": [{"a": 1, "b": None}, None]}, schema={"s": pl.Struct({"a": pl.Int64, "b": pl.Null})})
+    want = bb.hash_arrow(pa.array([{"a": 1, "b": None}, None], fields)).to_pylist()
+    assert df.select(pl.col("s").blake3.digest())["s"].to_list() == want
+    assert bb.hash_arrow(df["s"]).to_pylist() == want
+    nulls = pl.Series("n", [[None, None], [], None], dtype=pl.List(pl.Null))
+    assert nulls.blake3.digest().to_list() == bb.hash_arrow(pa.array([[None, None], [], None], pa.list_(pa.null()))).to_pylist()
+    table = pl.DataFrame({"id": [1, 2], "n": pl.Series([None, None], dtype=pl.Null)})
+    pyarrow_rows = bb.hash_arrow(pa.table({"id": pa.array([1, 2], pa.int64()), "n": pa.nulls(2)}), rows=True).to_pylist()
+    assert bb.hash_arrow(table, rows=True).to_pylist() == pyarrow_rows
+    assert [d for b in bb.hash_arrow_batches(table, rows=True) for d in b.to_pylist()] == pyarrow_rows
+    assert bb.hash_arrow(pl.Series([None, None])).to_pylist() == [None, None]
+    # 128-bit integers go out in a format of Polars' own: refused, named.
+    wide = pl.DataFrame({"big": pl.Series([1, -2], dtype=pl.Int128), "deep": pl.Series([[1], [2]], dtype=pl.List(pl.Int128))})
+    for call in (
+        lambda: wide.select(pl.col("big").blake3.digest()),
+        lambda: bb.hash_arrow(wide["deep"]),
+        lambda: bb.hash_arrow(wide, rows=True),
+    ):
+        with pytest.raises(TypeError, match=r"'(big|deep)'.* 128-bit integers.*cast"):
+            call()
+    as_text = wide["big"].cast(pl.String)
+    assert as_text.blake3.digest().to_list() == [digest("1"), digest("-2")]
