@@ -40,6 +40,7 @@ from typing import Any, Callable, Dict, Optional, Union
 import duckdb
 import pyarrow as pa
 
+from ._duckdb import CAST, holds_time_with_time_zone
 from ._native import Engine, check_options, default_engine
 
 __all__ = ["register"]
@@ -177,6 +178,11 @@ def _check_input(sql_type: Any, engine: Optional[Engine]) -> None:
     """Raises ``TypeError`` if DuckDB hands values of ``sql_type`` to a
     function as an Arrow type that ``hash_arrow`` refuses (a UNION, ...). A database of its own finds the Arrow type from the
     type's full definition, so the caller's sees nothing of it."""
+    if holds_time_with_time_zone(sql_type):
+        raise TypeError(
+            f"input={str(sql_type)!r} reaches Python as an Arrow time without its offset, so times that "
+            f"differ would hash alike: register the function for VARCHAR and {CAST}"
+        )
     arrow_types = []
 
     def record_type(values: Any) -> Any:

@@ -19,7 +19,8 @@ use pyo3::types::PyType;
 /// or a NumPy array as pyarrow data, without the DataFrame's index
 /// (`blake3_batch._converted`), and a Polars Series or DataFrame as it is,
 /// or through pyarrow, or refused where Polars' export departs from Arrow's
-/// format (`blake3_batch._polars`); then, for a pyarrow object, Ray's tensor
+/// format (`blake3_batch._polars`), and a DuckDB relation as it is unless
+/// its export would lose a time's offset (`blake3_batch._duckdb`); then, for a pyarrow object, Ray's tensor
 /// columns as their values (`blake3_batch._ray_columns`) and a copy of the
 /// columns that arrow-rs would panic on importing
 /// (`blake3_batch._unsliced`: structs in sliced structs,
@@ -32,6 +33,9 @@ pub fn arrow_input<'py>(column: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny
             call_helper(column, "_converted", "as_arrow")?
         }
         module if module.starts_with("polars") => call_helper(column, "_polars", "as_arrow")?,
+        module if module.starts_with("duckdb") || module.starts_with("_duckdb") => {
+            call_helper(column, "_duckdb", "as_arrow")?
+        }
         _ => column.clone(),
     };
     if !is_pyarrow(&column)? {
