@@ -64,7 +64,7 @@ import sys, zipfile
 
 names = set(zipfile.ZipFile(sys.argv[1]).namelist())
 package = {n for n in names if not n.startswith("blake3_batch-")}
-expected = {f"blake3_batch/{n}" for n in ["__init__.py", "_native.pyi", "_converted.py", "_ray_columns.py", "_unsliced.py", "_validated.py", "duckdb.py", "polars.py", "py.typed", "ray.py"]}
+expected = {f"blake3_batch/{n}" for n in ["__init__.py", "_native.pyi", "_converted.py", "_duckdb.py", "_polars.py", "_ray_columns.py", "_unsliced.py", "_validated.py", "duckdb.py", "polars.py", "py.typed", "ray.py"]}
 native = {n for n in package if n.startswith("blake3_batch/_native.") and n.endswith((".so", ".pyd"))}
 if len(native) != 1 or package != expected | native:
     sys.exit(f"the wheel holds {sorted(package)}: expected {sorted(expected)} and one native module")
