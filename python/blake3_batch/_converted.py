@@ -1,10 +1,10 @@
 """pandas objects and NumPy arrays as the pyarrow data the hashing reads.
 
-Complex numbers, in a Series or a DataFrame's column, are each its bytes,
-as in a NumPy array. A MultiIndex is the table of its levels, each entry a row: as pandas
-objects are columns, each tuple is hashed as a struct column's row (its
-levels framed, as ``rows=True`` frames a table's columns). Sparse
-columns are their dense values.
+Complex numbers, in a Series or a DataFrame's column, are each hashed as
+its bytes, as in a NumPy array. A MultiIndex is the table of its levels,
+each entry a row: as pandas objects are columns, each tuple is hashed as
+a struct column's row (its levels framed, as ``rows=True`` frames a
+table's columns). Sparse columns are their dense values.
 
 A DataFrame's rows are its columns' values, as ``DataFrame.duplicated``
 sees them: pandas' own Arrow export (``__arrow_c_stream__``, pandas 2.2 and

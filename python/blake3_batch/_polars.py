@@ -40,7 +40,8 @@ def as_arrow(data: Any) -> Any:
             "objects to Arrow as their memory addresses, not their values; convert them to bytes "
             "or strings first, e.g. .map_elements(pickle.dumps, return_dtype=pl.Binary)"
         )
-    wide = [name for name, dtype in columns.items() if _holds(dtype, _wide_integers(pl))]
+    wide_integers = _wide_integers(pl)
+    wide = [name for name, dtype in columns.items() if _holds(dtype, wide_integers)]
     if wide:
         raise TypeError(
             f"cannot hash the Polars column(s) {_names(wide)} of 128-bit integers: Polars exports "

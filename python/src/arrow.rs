@@ -17,12 +17,13 @@ use pyo3::types::PyType;
 
 /// `column` as the Arrow data to read: a pandas DataFrame, Series or Index
 /// or a NumPy array as pyarrow data, without the DataFrame's index
-/// (`blake3_batch._converted`), and a Polars Series or DataFrame as it is,
-/// or through pyarrow, or refused where Polars' export departs from Arrow's
-/// format (`blake3_batch._polars`), and a DuckDB relation as it is unless
-/// its export would lose a time's offset (`blake3_batch._duckdb`); then, for a pyarrow object, Ray's tensor
-/// columns as their values (`blake3_batch._ray_columns`) and a copy of the
-/// columns that arrow-rs would panic on importing
+/// (`blake3_batch._converted`); a Polars Series or DataFrame as it is, or
+/// through pyarrow, or refused, where Polars' export departs from Arrow's
+/// format (`blake3_batch._polars`); a DuckDB relation as it is unless its
+/// export would lose a time's offset (`blake3_batch._duckdb`). Then, for a
+/// pyarrow object, Ray's tensor columns as their values
+/// (`blake3_batch._ray_columns`) and a copy of the columns that arrow-rs
+/// would panic on importing
 /// (`blake3_batch._unsliced`: structs in sliced structs,
 /// apache/arrow-rs#9235), once pyarrow has found it sound
 /// (`blake3_batch._validated`: arrow-rs would read past a buffer shorter
