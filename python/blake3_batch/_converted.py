@@ -60,7 +60,7 @@ def as_arrow(data: Any) -> Any:
         if isinstance(data, pd.DataFrame):
             return _frame(_dense(data))
         if isinstance(data, (pd.Series, pd.Index)):
-            if _complex(data):
+            if _complex(data.dtype):
                 return pa.chunked_array([numpy_column(data.to_numpy(), "the series")])
             array = pa.array(_dense(data))
             return array if isinstance(array, pa.ChunkedArray) else pa.chunked_array([array], array.type)
@@ -91,10 +91,10 @@ def _dense(data: Any) -> Any:
     return data.astype(data.dtype.subtype) if isinstance(data.dtype, pd.SparseDtype) else data
 
 
-def _complex(column: Any) -> bool:
-    """Whether a pandas column holds complex numbers, which have no Arrow
-    type (:func:`numpy_column` hashes each as its bytes)."""
-    return getattr(column.dtype, "kind", None) == "c"
+def _complex(dtype: Any) -> bool:
+    """Whether a pandas column of ``dtype`` holds complex numbers, which
+    have no Arrow type (:func:`numpy_column` hashes each as its bytes)."""
+    return getattr(dtype, "kind", None) == "c"
 
 
 def _frame(frame: Any) -> Any:
@@ -108,7 +108,7 @@ def _frame(frame: Any) -> Any:
     tensors = [
         i
         for i in range(frame.shape[1])
-        if _complex(frame.iloc[:, i])
+        if _complex(frame.dtypes.iloc[i])
         or (frame.dtypes.iloc[i] == object and _holds_arrays(frame.iloc[:, i].to_numpy()))
     ]
     if not tensors:

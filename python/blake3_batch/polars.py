@@ -54,10 +54,6 @@ class _Hashing:
         return {"digest": pl.Binary, "hexdigest": pl.String, "u64": pl.UInt64}[self.kind]
 
     def __call__(self, series: pl.Series) -> pl.Series:
-        if series.dtype == pl.Null:
-            # All null, so are the digests (and Polars exports this type
-            # with a buffer that Arrow's C interface does not allow).
-            return pl.repeat(None, series.len(), dtype=self.dtype, eager=True).alias(series.name)
         engine = self.engine or default_engine()
         # A struct (pl.struct("a", "b")) is a row of several columns.
         rows = isinstance(series.dtype, pl.Struct)
