@@ -18,6 +18,8 @@
 //! ([`hash_records_into`]). An [`Engine`] fixes the backend and threads and
 //! is reused across batches; the free functions use a shared default engine.
 
+#![warn(missing_docs)]
+
 #[cfg(feature = "arrow")]
 mod arrow;
 mod blobs;

@@ -42,16 +42,23 @@ pub enum GpuBlobs<'a> {
     /// Offsets that decrease or run past the data are found on the GPU and
     /// make the call fail before any digest is written.
     Packed {
+        /// The blobs' bytes.
         data: &'a wgpu::Buffer,
+        /// `count + 1` offsets into `data`.
         offsets: GpuOffsets<'a>,
+        /// How many blobs.
         count: u32,
     },
     /// `count` records of `record_size` bytes (at least 1) back to back
     /// from byte `first_byte` of `data`.
     Records {
+        /// The records' bytes.
         data: &'a wgpu::Buffer,
+        /// Where the first record starts in `data`.
         first_byte: u64,
+        /// Bytes a record, at least 1.
         record_size: u32,
+        /// How many records.
         count: u32,
     },
 }

@@ -29,8 +29,11 @@ pub enum GpuFaultStage {
 /// `batches` GPU batches.
 #[derive(Clone, Copy, Debug)]
 pub struct GpuFault {
+    /// Where it strikes.
     pub stage: GpuFaultStage,
+    /// The slab it strikes, from 0.
     pub at_slab: usize,
+    /// How many batches it strikes.
     pub batches: usize,
 }
 
