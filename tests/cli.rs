@@ -1548,3 +1548,45 @@ fn a_directory_that_cannot_be_read_is_reported_and_the_rest_hashed() {
         text(&out.stderr)
     );
 }
+
+#[cfg(unix)]
+#[test]
+fn pipes_sockets_and_devices_under_r_are_skipped_not_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let tree = dir.path().join("tree");
+    fs::create_dir(&tree).unwrap();
+    fs::write(tree.join("file"), b"content").unwrap();
+    // Reading the pipe would wait for a writer forever, /dev/zero never ends.
+    let made = Command::new("mkfifo").arg(tree.join("pipe")).status();
+    assert!(made.unwrap().success(), "mkfifo makes the pipe");
+    let _socket = std::os::unix::net::UnixListener::bind(tree.join("socket")).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", tree.join("zeros")).unwrap();
+    let mut command = b3batch();
+    command
+        .current_dir(dir.path())
+        .args(["--backend", "cpu", "hash", "-r", "tree"]);
+    let mut child = spawn_piped(&mut command);
+    let started = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > std::time::Duration::from_secs(60) {
+            child.kill().unwrap();
+            panic!("`hash -r` still runs after 60 s: it read a special file");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "a skipped entry is reported");
+    assert_eq!(
+        text(&out.stdout),
+        format!("{}  tree/file\n", blake3::hash(b"content").to_hex())
+    );
+    let stderr = text(&out.stderr);
+    for (name, kind) in [
+        ("pipe", "named pipe"),
+        ("socket", "socket"),
+        ("zeros", "device"),
+    ] {
+        let line = format!("b3batch: tree/{name}: {kind}, not read under -r");
+        assert!(stderr.contains(&line), "{line} in {stderr}");
+    }
+}

@@ -238,8 +238,11 @@ fn outcome(digest: Result<Digest, Error>, directory: &str) -> Result<Outcome, Cl
 }
 
 /// The files under `dir`, depth first, each directory's entries sorted by
-/// name. Symbolic links to directories are not followed (no cycles);
-/// entries that cannot be listed are reported through `skipped`.
+/// name. Symbolic links to directories are not followed (no cycles), nor
+/// are named pipes, sockets and devices read (a pipe would wait for a
+/// writer forever, `/dev/zero` never ends): they, and entries that cannot
+/// be listed, are reported through `skipped`. An entry whose metadata
+/// cannot be read is found, so that reading it reports why.
 pub fn walk(dir: &Path, found: &mut Vec<PathBuf>, skipped: &mut Vec<(PathBuf, String)>) {
     let entries = match fs::read_dir(dir) {
         Ok(entries) => entries,
@@ -260,13 +263,38 @@ pub fn walk(dir: &Path, found: &mut Vec<PathBuf>, skipped: &mut Vec<(PathBuf, St
         let is_real_dir = fs::symlink_metadata(&path).is_ok_and(|meta| meta.is_dir());
         if is_real_dir {
             walk(&path, found, skipped);
-        } else if fs::metadata(&path).is_ok_and(|meta| meta.is_dir()) {
-            skipped.push((
+            continue;
+        }
+        match fs::metadata(&path) {
+            Ok(meta) if meta.is_dir() => skipped.push((
                 path,
                 "symbolic link to a directory, not followed".to_owned(),
-            ));
-        } else {
-            found.push(path);
+            )),
+            Ok(meta) if !meta.is_file() => {
+                let reason = format!(
+                    "{}, not read under -r (name it to hash what it gives)",
+                    special_file_kind(&meta.file_type())
+                );
+                skipped.push((path, reason));
+            }
+            _ => found.push(path),
         }
     }
+}
+
+/// What a file that is neither a regular file nor a directory is, in words.
+fn special_file_kind(file_type: &fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if file_type.is_fifo() {
+            return "named pipe";
+        } else if file_type.is_socket() {
+            return "socket";
+        } else if file_type.is_char_device() || file_type.is_block_device() {
+            return "device";
+        }
+    }
+    let _ = file_type;
+    "not a regular file"
 }
