@@ -927,6 +927,13 @@ fn records_in_every_layout_match_hash_many() {
         text(&out.stdout),
         record_lines(&short.chunks(7).collect::<Vec<_>>())
     );
+    // It means nothing to records that have no size: a usage error.
+    for layout in ["--lines", "--null"] {
+        let out = run(b3batch().args(["records", layout, "--allow-short"]), short);
+        assert_eq!(out.status.code(), Some(2), "{layout}");
+        assert!(out.stdout.is_empty());
+        assert!(text(&out.stderr).contains("--allow-short"), "{layout}");
+    }
     // A file's length shows the short record before any digest is written;
     // with --allow-short it is hashed as from stdin.
     let short_dir = tempfile::tempdir().unwrap();

@@ -57,7 +57,9 @@ pub struct RecordsArgs {
     #[arg(long, value_name = "BYTES")]
     size: Option<usize>,
     /// With --size, hash a shorter last record instead of failing.
-    #[arg(long, requires = "size")]
+    // clap 4 lets `requires = "size"` pass when --lines or --null fills
+    // the layout group, so the conflicts refuse those.
+    #[arg(long, requires = "size", conflicts_with_all = ["lines", "null"])]
     allow_short: bool,
     /// Output bytes per record, before hex encoding: fewer than 32 give a
     /// prefix of the digest, more BLAKE3's extended output (in the SIMD
