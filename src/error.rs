@@ -211,7 +211,7 @@ pub enum ErrorKind {
     },
     /// An Arrow array of a type whose rows have no bytes to hash (feature
     /// `arrow`).
-    #[error("cannot hash an Arrow array of type {data_type}: give binary, string or fixed-size binary values of any layout, fixed-width numbers, booleans, the null type, or dictionaries, lists, list views, maps, structs (of one field or more) or run-end encoded arrays of those types (a union is not hashed: cast it, or select its members, first)")]
+    #[error("cannot hash an Arrow array of type {data_type}: give binary, string or fixed-size binary values of any layout, fixed-width numbers, booleans, the null type, or dictionaries, lists, list views, maps, structs (of one field or more), unions (of one member or more) or run-end encoded arrays of those types")]
     ArrowType {
         /// The array's type, as Arrow writes it.
         data_type: String,
@@ -255,6 +255,13 @@ pub enum ErrorKind {
     #[error("the Arrow run-end encoded array is malformed: {problem}")]
     ArrowRunEnds {
         /// What is wrong with its run ends.
+        problem: String,
+    },
+    /// An Arrow union array with a row whose type id names no member, or
+    /// whose value lies past its member's (feature `arrow`).
+    #[error("the Arrow union array is malformed: {problem}")]
+    ArrowUnion {
+        /// What is wrong with its rows.
         problem: String,
     },
 }

@@ -6,7 +6,8 @@
 //! framed: a null `0x00`, any other value `0x01`, its length as a
 //! little-endian u64, its encoding; a map the list of its entries; a list
 //! view as a list of the same values; a run-end encoded row its run's
-//! value, as a dictionary row is its key's, of any of these types), built here from the arrays'
+//! value, as a dictionary row is its key's, of any of these types; a
+//! union row its type id as one byte, then its member's value), built here from the arrays'
 //! values through arrow's own accessors and checked against the `blake3`
 //! crate on random arrays of many nested types, with nulls at every
 //! level, slices, extended output and every engine here; and the rows
@@ -22,13 +23,13 @@ use blake3_batch::arrow_array::{
     Array, ArrayRef, BinaryArray, BooleanArray, DictionaryArray, FixedSizeBinaryArray,
     FixedSizeListArray, Int16Array, Int32Array, Int64Array, Int8Array, LargeListArray,
     LargeListViewArray, ListArray, ListViewArray, MapArray, NullArray, RunArray, StringArray,
-    StringViewArray, StructArray,
+    StringViewArray, StructArray, UnionArray,
 };
 use blake3_batch::{ErrorKind, Mode};
 use common::{all_engines, arrow_outputs, reference_xof_at, vectors, xorshift};
 
 use arrow_buffer::{BooleanBuffer, NullBuffer, OffsetBuffer};
-use arrow_schema::{DataType, Field, Fields};
+use arrow_schema::{DataType, Field, Fields, UnionFields, UnionMode};
 
 /// A value framed: `0x00` for a null, else `0x01`, its length as a
 /// little-endian u64, its bytes.
@@ -134,6 +135,12 @@ fn encode(array: &dyn Array, row: usize) -> Option<Vec<u8>> {
         DataType::Struct(_) => (array.as_struct().columns().iter())
             .flat_map(|field| frame(encode(field.as_ref(), row)))
             .collect(),
+        DataType::Union(_, _) => {
+            let union = array.as_union();
+            let type_id = union.type_id(row);
+            let value = encode(union.child(type_id).as_ref(), union.value_offset(row));
+            [vec![type_id as u8], value.expect("a valid row's value")].concat()
+        }
         data_type => panic!("no reference encoding for {data_type}"),
     })
 }
@@ -163,6 +170,14 @@ fn struct_of(fields: Vec<(&str, DataType)>) -> DataType {
         .map(|(name, data_type)| Field::new(name, data_type, true))
         .collect();
     DataType::Struct(fields)
+}
+
+/// A union of these members, at these type ids.
+fn union_of(mode: UnionMode, members: Vec<(i8, DataType)>) -> DataType {
+    let (ids, fields): (Vec<i8>, Vec<Field>) = (members.into_iter().enumerate())
+        .map(|(at, (id, data_type))| (id, Field::new(format!("m{at}"), data_type, true)))
+        .unzip();
+    DataType::Union(UnionFields::try_new(ids, fields).unwrap(), mode)
 }
 
 fn map_of(key: DataType, value: DataType) -> DataType {
@@ -264,6 +279,60 @@ fn nested_types() -> Vec<DataType> {
             ("runs", runs_of(DataType::Int32, DataType::Int64)),
             ("view", list_view_of(strings())),
         ]),
+        // Unions, sparse and dense: of bytes and numbers, of one type
+        // twice, at type ids that skip some, of nested values, nested in a
+        // list, a struct, a dictionary, runs and another union.
+        union_of(
+            UnionMode::Sparse,
+            vec![(0, strings()), (1, DataType::Int32)],
+        ),
+        union_of(UnionMode::Dense, vec![(0, strings()), (1, strings())]),
+        union_of(
+            UnionMode::Dense,
+            vec![(3, DataType::Binary), (7, list_of(DataType::Int32))],
+        ),
+        union_of(
+            UnionMode::Sparse,
+            vec![(5, DataType::Boolean), (2, list_of(strings()))],
+        ),
+        list_of(union_of(
+            UnionMode::Dense,
+            vec![
+                (
+                    0,
+                    struct_of(vec![("id", DataType::Int64), ("name", strings())]),
+                ),
+                (1, DataType::Boolean),
+            ],
+        )),
+        struct_of(vec![
+            ("id", DataType::Int64),
+            (
+                "either",
+                union_of(UnionMode::Sparse, vec![(0, DataType::Int8), (1, strings())]),
+            ),
+        ]),
+        dictionary_of(
+            DataType::Int16,
+            union_of(UnionMode::Dense, vec![(0, strings()), (1, DataType::Int64)]),
+        ),
+        runs_of(
+            DataType::Int32,
+            union_of(
+                UnionMode::Sparse,
+                vec![(0, DataType::Int32), (1, strings())],
+            ),
+        ),
+        union_of(
+            UnionMode::Dense,
+            vec![
+                (
+                    0,
+                    union_of(UnionMode::Sparse, vec![(0, strings()), (1, DataType::Int8)]),
+                ),
+                (1, list_view_of(DataType::Int32)),
+            ],
+        ),
     ]
 }
 
@@ -473,6 +542,28 @@ fn random_array(
                 Ends::I32(ends) => Arc::new(RunArray::try_new(&ends, &values).unwrap()),
                 Ends::I64(ends) => Arc::new(RunArray::try_new(&ends, &values).unwrap()),
             }
+        }
+        DataType::Union(members, mode) => {
+            // Each row a value of a random member, which may be null (and
+            // so the row: a union has no nulls of its own). Sparse members
+            // hold a value at every row; dense ones the values of the rows
+            // that name them, after two that none does.
+            let ids: Vec<i8> = members.iter().map(|(id, _)| id).collect();
+            let at: Vec<usize> = (0..len).map(|_| next() as usize % ids.len()).collect();
+            let type_ids = at.iter().map(|&at| ids[at]).collect();
+            let mut counts = vec![2; ids.len()];
+            let offsets = at.iter().map(|&at| {
+                counts[at] += 1;
+                counts[at] as i32 - 1
+            });
+            let offsets = (*mode == UnionMode::Dense).then(|| offsets.collect());
+            let children = (members.iter().zip(counts))
+                .map(|((_, member), count)| {
+                    let values = if offsets.is_some() { count } else { len };
+                    random_array(next, member.data_type(), values, true)
+                })
+                .collect();
+            Arc::new(UnionArray::try_new(members.clone(), type_ids, offsets, children).unwrap())
         }
         data_type => panic!("no random arrays of {data_type}"),
     }

@@ -5,8 +5,9 @@
 //! views of any of these (a row's bytes its values framed, or back to back
 //! for numbers and fixed-size lists of them; a list view's rows anywhere
 //! in its values), run-end encoded arrays of any of these (a row's bytes
-//! its run's value's) and dictionaries of any of these (its key's value's),
-//! nested up to three deep — with nulls, sliced at fuzzer-chosen
+//! its run's value's), dictionaries of any of these (its key's value's)
+//! and sparse and dense unions of two or three of any of these (a row's
+//! bytes its type id, then its member's value's), nested up to three deep — with nulls, sliced at fuzzer-chosen
 //! bounds, in all three modes, on every CPU backend: `Engine::hash_arrow`
 //! gives each valid row `blake3`'s digest of its bytes and each null row a
 //! null, or, for a valid row that holds a list of numbers with a null
@@ -22,7 +23,7 @@ use blake3_batch::arrow_array::builder::{
 use blake3_batch::arrow_array::types::{Int32Type, UInt16Type};
 use blake3_batch::arrow_array::{
     Array, ArrayRef, BinaryArray, DictionaryArray, FixedSizeListArray, Int32Array, Int64Array,
-    ListArray, ListViewArray, PrimitiveArray, RunArray, StructArray, UInt16Array,
+    ListArray, ListViewArray, PrimitiveArray, RunArray, StructArray, UInt16Array, UnionArray,
 };
 
 use blake3_batch::{ErrorKind, Mode};
@@ -30,7 +31,7 @@ use blake3_batch_fuzz::{engines, mode, reference, Input};
 use libfuzzer_sys::fuzz_target;
 
 use arrow_buffer::{NullBuffer, OffsetBuffer};
-use arrow_schema::{DataType, Field, Fields};
+use arrow_schema::{DataType, Field, Fields, UnionFields};
 
 /// Each row's bytes (`None`: a null row), whether it is a valid list row
 /// with a null value inside, and an array holding them.
@@ -57,14 +58,15 @@ fn case(input: &mut Input) -> Case {
 }
 
 /// Kinds 0 to 6 are columns (as the seeds were written), 7 a struct, 15 a
-/// list, 13 a list view, 14 runs and 12 a dictionary of any kind, up to
-/// three deep.
+/// list, 13 a list view, 14 runs, 12 a dictionary and 11 a union of any
+/// kind, up to three deep.
 fn any_case(input: &mut Input, count: usize, depth: usize) -> Case {
     match input.byte() {
         kind if kind % 16 == 15 && depth < 3 => list_case(input, count, depth + 1),
         kind if kind % 16 == 12 && depth < 3 => dictionary_case(input, count, depth + 1),
         kind if kind % 16 == 14 && depth < 3 => runs_case(input, count, depth + 1),
         kind if kind % 16 == 13 && depth < 3 => list_view_case(input, count, depth + 1),
+        kind if kind % 16 == 11 && depth < 3 => union_case(input, count, depth + 1),
         kind if kind % 8 == 7 && depth < 3 => struct_case(input, count, depth + 1),
         kind => column_case(input, count, kind),
     }
@@ -144,6 +146,50 @@ fn list_view_case(input: &mut Input, count: usize, depth: usize) -> Case {
     ));
     let view = ListViewArray::new(item, offsets.into(), sizes.into(), array, nulls);
     (rows, holes, Arc::new(view))
+}
+
+/// A union of `count` rows, sparse or dense, of two or three members of
+/// any kind at type ids 0, 3 and 6: a row's bytes are its type id, then
+/// its member's value's (and its hole that value's); a row whose value is
+/// null is null. Sparse members hold a value at every row, dense ones one
+/// for each row that names them.
+fn union_case(input: &mut Input, count: usize, depth: usize) -> Case {
+    let member_count = usize::from(input.byte()) % 2 + 2;
+    let dense = input.byte().is_multiple_of(2);
+    let chosen: Vec<usize> = (0..count)
+        .map(|_| usize::from(input.byte()) % member_count)
+        .collect();
+    let mut offsets = Vec::new();
+    let mut counts = vec![0; member_count];
+    for &member in &chosen {
+        offsets.push(if dense { counts[member] } else { offsets.len() });
+        counts[member] += 1;
+    }
+    let members: Vec<Case> = (0..member_count)
+        .map(|member| any_case(input, if dense { counts[member] } else { count }, depth))
+        .collect();
+    let type_id = |member: usize| (member * 3) as i8;
+    let (mut rows, mut holes) = (Vec::new(), Vec::new());
+    for (&member, &at) in chosen.iter().zip(&offsets) {
+        let (values, value_holes, _) = &members[member];
+        let row = values[at].as_ref().map(|value| {
+            let mut bytes = vec![type_id(member) as u8];
+            bytes.extend_from_slice(value);
+            bytes
+        });
+        holes.push(row.is_some() && value_holes[at]);
+        rows.push(row);
+    }
+    let fields = members.iter().enumerate().map(|(member, (_, _, array))| {
+        Field::new(format!("m{member}"), array.data_type().clone(), true)
+    });
+    let ids = (0..member_count).map(type_id);
+    let fields = UnionFields::try_new(ids, fields).unwrap();
+    let type_ids = chosen.iter().map(|&member| type_id(member)).collect();
+    let offsets = dense.then(|| offsets.iter().map(|&at| at as i32).collect());
+    let children = members.into_iter().map(|(_, _, array)| array).collect();
+    let union = UnionArray::try_new(fields, type_ids, offsets, children).unwrap();
+    (rows, holes, Arc::new(union))
 }
 
 /// A value framed as the crate documents it: `0x00` for a null; `0x01`,

@@ -176,8 +176,10 @@ def _files_function(engine: Optional[Engine], options: Dict[str, Any], errors: s
 
 def _check_input(sql_type: Any, engine: Optional[Engine]) -> None:
     """Raises ``TypeError`` if DuckDB hands values of ``sql_type`` to a
-    function as an Arrow type that ``hash_arrow`` refuses (a UNION, ...). A database of its own finds the Arrow type from the
-    type's full definition, so the caller's sees nothing of it."""
+    function as an Arrow type that ``hash_arrow`` refuses (none in DuckDB
+    2.0, but one a later DuckDB may add). A database of its own finds the
+    Arrow type from the type's full definition, so the caller's sees
+    nothing of it."""
     if holds_time_with_time_zone(sql_type):
         raise TypeError(
             f"input={str(sql_type)!r} reaches Python as an Arrow time without its offset, so times that "
@@ -207,6 +209,6 @@ def _check_input(sql_type: Any, engine: Optional[Engine]) -> None:
     except TypeError as error:
         raise TypeError(
             f"input={str(sql_type)!r} reaches Python as Arrow {arrow_types[0]}, which cannot be hashed: register "
-            "the function for VARCHAR, BLOB, an ENUM, a number, BOOLEAN, or a list, array, MAP or STRUCT of those, "
-            "and convert in SQL (a UNION u as u::VARCHAR)"
+            "the function for VARCHAR, BLOB, an ENUM, a number, BOOLEAN, or a list, array, MAP, STRUCT or UNION of "
+            "those, and convert in SQL"
         ) from error

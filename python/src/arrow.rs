@@ -96,9 +96,8 @@ pub fn unsupported(data_type: &str) -> String {
     format!(
         "cannot hash a column of type {data_type}: give binary, string or \
          fixed_size_binary values of any layout, fixed-width numbers, booleans, nulls, or \
-         dictionaries, lists, list views, maps, structs or run-end encoded columns of \
-         those, nested to any depth (a union is not hashed: \
-         cast it, or select its members, first)"
+         dictionaries, lists, list views, maps, structs (of one field or more), unions \
+         (of one member or more) or run-end encoded columns of those, nested to any depth"
     )
 }
 

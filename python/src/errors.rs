@@ -27,7 +27,8 @@ pub fn to_py(error: Error) -> PyErr {
         | ErrorKind::ArrowNullValue { .. }
         | ErrorKind::ArrowDictionaryKey { .. }
         | ErrorKind::ArrowListOffsets { .. }
-        | ErrorKind::ArrowRunEnds { .. } => PyValueError::new_err(error.to_string()),
+        | ErrorKind::ArrowRunEnds { .. }
+        | ErrorKind::ArrowUnion { .. } => PyValueError::new_err(error.to_string()),
         ErrorKind::ArrowType { .. } => PyTypeError::new_err(error.to_string()),
         ErrorKind::OutOfMemory { .. } => PyMemoryError::new_err(error.to_string()),
         ErrorKind::Read { .. } | ErrorKind::FileChanged { .. } => {

@@ -117,8 +117,9 @@ pub fn table_rows(field: &Field) -> PyResult<()> {
         false => Err(PyTypeError::new_err(format!(
             "cannot hash the rows of this table: its columns {} have no bytes to hash; each \
              column must be binary, string or fixed-size binary, fixed-width numbers, \
-             booleans, nulls, or dictionaries, lists, list views, maps, structs or run-end \
-             encoded columns of those (cast the others first, or drop them)",
+             booleans, nulls, or dictionaries, lists, list views, maps, structs (of one field or \
+             more), unions or run-end encoded columns of those (cast the others first, or drop \
+             them)",
             unhashable.join(", ")
         ))),
     }

@@ -183,11 +183,11 @@ def test_malformed_nested_arrays_are_value_errors():
 
 def test_types_still_without_bytes_raise_type_errors():
     # (Run-end encoded columns and list views: test_encodings.py.)
-    union = pa.UnionArray.from_sparse(pa.array([0, 1, 0], pa.int8()), [pa.array([1, 2, 3]), pa.array(["a", "b", "c"])])
+    no_fields = pa.array([{}, {}, {}], pa.struct([]))
     with pytest.raises(TypeError, match="cannot hash a column of type"):
-        bb.hash_arrow(union)
-    table = pa.table({"text": ["a", "a", "b"], "choice": union})
-    with pytest.raises(TypeError, match=r"columns choice \(Union"):
+        bb.hash_arrow(no_fields)
+    table = pa.table({"text": ["a", "a", "b"], "choice": no_fields})
+    with pytest.raises(TypeError, match=r"columns choice \(Struct\(\)"):
         bb.hash_arrow(table, rows=True)
 
 
@@ -268,3 +268,91 @@ def test_another_producers_slice_that_arrow_rs_cannot_import_is_a_value_error():
     copy = Producer(pa.concat_arrays([sliced]))
     assert bb.hash_arrow(copy, rows=True).to_pylist() == expected(sliced)
     assert [d for b in bb.hash_arrow_batches([copy], rows=True) for d in b.to_pylist()] == expected(sliced)
+
+
+def union_encodings(column):
+    """Each row of a union column as it is hashed (None: a null value):
+    its type code as one byte, then its member's value's encoding."""
+    t = column.type
+    codes = column.type_codes.to_pylist()
+    at = column.offsets.to_pylist() if t.mode == "dense" else range(len(column))
+    members = {t.type_codes[i]: (column.field(i).to_pylist(), t.field(i).type) for i in range(t.num_fields)}
+    rows = []
+    for code, index in zip(codes, at):
+        values, member_type = members[code]
+        value = values[index]
+        rows.append(None if value is None else bytes([code]) + encode(value, member_type))
+    return rows
+
+
+UNIONS = {
+    "sparse<int32, string>": pa.UnionArray.from_sparse(
+        pa.array([0, 1, 1, 0, 1], pa.int8()),
+        [pa.array([7, 8, None, -1, 9], pa.int32()), pa.array(["x", "ab", "c", "d", None])],
+        ["n", "s"],
+    ),
+    "dense<binary, list<int32>> at codes 5, 2": pa.UnionArray.from_dense(
+        pa.array([5, 2, 5, 2, 5], pa.int8()),
+        pa.array([1, 0, 0, 2, 3], pa.int32()),
+        [pa.array([b"", b"\0" * 1025, None, b"y"]), pa.array([[1, 2], None, []], pa.list_(pa.int32()))],
+        ["blob", "ids"],
+        [5, 2],
+    ),
+    "dense<string, string>": pa.UnionArray.from_dense(
+        pa.array([0, 1, 0, 1], pa.int8()),
+        pa.array([0, 0, 1, 1], pa.int32()),
+        [pa.array(["ab", "c"]), pa.array(["ab", None])],
+        ["first", "second"],
+    ),
+}
+
+
+@pytest.mark.parametrize("mode", ["hash", "keyed_hash", "derive_key"])
+@pytest.mark.parametrize("name", list(UNIONS))
+def test_a_union_row_is_its_type_code_then_its_value(name, mode):
+    column = UNIONS[name]
+    # (pyarrow's type_codes and offsets of a slice ignore its offset: the
+    # slices' rows are taken from the whole column's.)
+    want = [None if e is None else reference(e, mode) for e in union_encodings(column)]
+    for start, stop in [(0, len(column)), (1, len(column)), (2, 4)]:
+        part = column.slice(start, stop - start)
+        assert bb.hash_arrow(part, **kwargs_of(mode)).to_pylist() == want[start:stop]
+    # As a table's column, framed as any column is.
+    table = pa.table({"id": pa.array(range(len(column)), pa.int8()), "u": column})
+    framed = [
+        b"\1" + (1).to_bytes(8, "little") + bytes([i]) + (b"\0" if e is None else b"\1" + len(e).to_bytes(8, "little") + e)
+        for i, e in enumerate(union_encodings(column))
+    ]
+    assert bb.hash_arrow(table, rows=True, **kwargs_of(mode)).to_pylist() == [reference(f, mode) for f in framed]
+
+
+def test_the_same_bytes_in_two_members_of_a_union_differ():
+    digests = bb.hash_arrow(UNIONS["dense<string, string>"]).to_pylist()
+    assert digests[0] != digests[1]  # "ab" as the first member and as the second
+    assert digests[0] != bb.hash_arrow(pa.array(["ab"])).to_pylist()[0]
+    assert digests[3] is None
+
+
+def test_a_null_inside_a_union_members_list_of_numbers_names_the_callers_row():
+    lists = pa.array([[1], [2, None]], pa.list_(pa.int32()))
+    column = pa.UnionArray.from_dense(pa.array([0, 0, 1], pa.int8()), pa.array([0, 1, 0], pa.int32()), [lists, pa.array(["x"])])
+    with pytest.raises(ValueError, match="row 1 of the .* column holds a list of numbers or booleans with a null"):
+        bb.hash_arrow(column)
+    assert bb.hash_arrow(column.slice(2)).to_pylist() == [reference(b"\1x")]
+
+
+def test_malformed_unions_are_value_errors():
+    codes = pa.py_buffer(bytes([0, 3, 1]))
+    members = [pa.array([1, 2, 3], pa.int32()), pa.array(["a", "b", "c"])]
+    sparse = pa.Array.from_buffers(pa.sparse_union([pa.field("n", pa.int32()), pa.field("s", pa.string())]), 3, [None, codes], children=members)
+    with pytest.raises(ValueError, match="union array is malformed: row 1 has type id 3, which names none of the union's members"):
+        bb.hash_arrow(sparse)
+    offsets = pa.array([0, 5, 1], pa.int32()).buffers()[1]
+    dense_type = pa.dense_union([pa.field("n", pa.int32()), pa.field("s", pa.string())])
+    dense = pa.Array.from_buffers(dense_type, 3, [None, pa.py_buffer(bytes([0, 1, 1])), offsets], children=members)
+    with pytest.raises(ValueError, match="row 1 is value 5 of member 1, which holds 3 values"):
+        bb.hash_arrow(dense)
+    with pytest.raises(ValueError, match="row 1 is value 5"):
+        bb.hash_arrow(pa.table({"u": dense}), rows=True)
+    with pytest.raises(ValueError, match="row 1 is value 5"):
+        bb.hash_arrow(pa.ListArray.from_arrays(pa.array([0, 3], pa.int32()), dense))

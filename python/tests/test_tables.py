@@ -59,9 +59,9 @@ def test_a_table_of_several_columns_names_them():
 
 
 def test_the_type_of_a_tables_column_is_named_when_it_cannot_be_hashed():
-    unions = pa.UnionArray.from_sparse(pa.array([0, 0], pa.int8()), [pa.array([1, 2])])
-    with pytest.raises(TypeError, match="cannot hash a column of type Union"):
-        bb.hash_arrow(pa.table({"either": unions}))
+    no_fields = pa.array([{}, {}], pa.struct([]))
+    with pytest.raises(TypeError, match=r"cannot hash a column of type Struct\(\)"):
+        bb.hash_arrow(pa.table({"empty": no_fields}))
 
 
 def test_hash_files_takes_a_table_of_one_column_of_paths(tmp_path):

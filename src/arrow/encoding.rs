@@ -10,6 +10,8 @@
 //!   of them (a tensor): its values' encodings back to back (a null value
 //!   has none: such rows are refused);
 //! - a struct: each field's value framed, in field order;
+//! - a union: its type id as one byte, then its value's encoding (see
+//!   `unions.rs`);
 //! - any other list: each value framed, in order; a map is the list of
 //!   its entries, each a struct of key and value; a list view is the list
 //!   of the same values.
@@ -31,12 +33,14 @@ use arrow_schema::DataType;
 
 use super::rows::{is_value_type, Rows};
 use super::runs::Runs;
+use super::unions::Union;
 use crate::{Error, ErrorKind};
 
 /// Whether rows of this type can be hashed, as a column, a struct's field
 /// or a list's value: binary, string, numbers, booleans, the null type,
 /// and dictionaries, lists, list views, maps, structs (of one field or
-/// more) and run-end encoded arrays of hashable types.
+/// more), unions (of one member or more) and run-end encoded arrays of
+/// hashable types.
 pub(super) fn is_hashable(data_type: &DataType) -> bool {
     match data_type {
         DataType::Null | DataType::Boolean => true,
@@ -55,6 +59,10 @@ pub(super) fn is_hashable(data_type: &DataType) -> bool {
         DataType::Map(entries, _) => is_hashable(entries.data_type()),
         DataType::Struct(fields) => {
             !fields.is_empty() && fields.iter().all(|field| is_hashable(field.data_type()))
+        }
+        DataType::Union(members, _) => {
+            let mut types = members.iter().map(|(_, member)| member.data_type());
+            !members.is_empty() && types.all(is_hashable)
         }
         data_type => is_value_type(data_type),
     }
@@ -251,6 +259,13 @@ pub(super) enum Encoding<'a> {
         framed: bool,
         nulls: Option<NullBuffer>,
     },
+    /// The row's type id, then its value in the member that id names.
+    Union {
+        rows: Union<'a>,
+        /// Each member's encoding, at its type id.
+        members: Vec<Option<Encoding<'a>>>,
+        nulls: Option<NullBuffer>,
+    },
 }
 
 impl<'a> Encoding<'a> {
@@ -287,6 +302,17 @@ impl<'a> Encoding<'a> {
                 .map(|field| Encoding::of(field.as_ref()));
             let fields = fields.collect::<Result<_, _>>()?;
             return Ok(Encoding::Struct { fields, nulls });
+        } else if let Some(rows) = Union::of(array) {
+            let members = rows.members().iter().map(|member| match member {
+                Some(member) => Encoding::of(*member).map(Some),
+                None => Ok(None),
+            });
+            let members = members.collect::<Result<_, _>>()?;
+            return Ok(Encoding::Union {
+                rows,
+                members,
+                nulls,
+            });
         }
         let (offsets, values) = list_parts(array).ok_or_else(unhashable)?;
         offsets.check(array.len(), values.len())?;
@@ -329,7 +355,8 @@ impl<'a> Encoding<'a> {
             | Encoding::Keyed { nulls, .. }
             | Encoding::Booleans { nulls, .. }
             | Encoding::Struct { nulls, .. }
-            | Encoding::List { nulls, .. } => nulls.as_ref(),
+            | Encoding::List { nulls, .. }
+            | Encoding::Union { nulls, .. } => nulls.as_ref(),
         }
     }
 
@@ -360,6 +387,10 @@ impl<'a> Encoding<'a> {
                     false => values.len(value),
                 });
                 lengths.sum::<Result<u64, Error>>()?
+            }
+            Encoding::Union { rows, members, .. } => {
+                let (type_id, value) = rows.value_of(row);
+                1 + member(members, type_id).len(value)?
             }
         })
     }
@@ -410,6 +441,11 @@ impl<'a> Encoding<'a> {
                 }
                 at
             }
+            Encoding::Union { rows, members, .. } => {
+                let (type_id, value) = rows.value_of(row);
+                out[0] = type_id;
+                1 + member(members, type_id).write(value, &mut out[1..])?
+            }
         })
     }
 
@@ -426,4 +462,10 @@ impl<'a> Encoding<'a> {
         out[1..9].copy_from_slice(&(written as u64).to_le_bytes());
         Ok(9 + written)
     }
+}
+
+/// The encoding of the union member `type_id` names (a union
+/// [`Union::check`] has found well formed names only its members).
+fn member<'e, 'a>(members: &'e [Option<Encoding<'a>>], type_id: u8) -> &'e Encoding<'a> {
+    (members[usize::from(type_id)].as_ref()).expect("a checked union's type ids name members")
 }

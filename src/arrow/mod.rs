@@ -21,6 +21,7 @@ mod malformed;
 mod problems;
 mod rows;
 mod runs;
+mod unions;
 mod walk;
 
 use arrow_array::cast::AsArray;
@@ -40,9 +41,9 @@ use runs::Runs;
 /// timestamps, times, durations, intervals), booleans, the null type (all
 /// rows null), and dictionaries, lists (`List`, `LargeList`,
 /// `FixedSizeList`), list views (`ListView`, `LargeListView`), maps,
-/// structs (of one field or more; a record batch's rows) and run-end
-/// encoded arrays of any of these, nested to any depth
-/// (see [`Engine::hash_arrow_xof_at`]). Unions are not.
+/// structs (of one field or more; a record batch's rows), unions (sparse
+/// or dense, of one member or more) and run-end encoded arrays of any of
+/// these, nested to any depth (see [`Engine::hash_arrow_xof_at`]).
 pub fn is_hashable_arrow_type(data_type: &DataType) -> bool {
     encoding::is_hashable(data_type)
 }
@@ -81,7 +82,9 @@ impl Engine {
     /// [`ErrorKind::ArrowType`]); a null value inside a list row that is
     /// not null is [`ErrorKind::ArrowNullValue`], a dictionary key past its values
     /// [`ErrorKind::ArrowDictionaryKey`], run ends that do not describe the
-    /// rows [`ErrorKind::ArrowRunEnds`], a list view row outside its values
+    /// rows [`ErrorKind::ArrowRunEnds`], a union row whose type id names no
+    /// member or whose value lies past its member's
+    /// [`ErrorKind::ArrowUnion`], a list view row outside its values
     /// [`ErrorKind::ArrowListOffsets`], and offsets that decrease or run
     /// past the values the errors [`Engine::hash_packed_into`] gives.
     ///
@@ -100,7 +103,9 @@ impl Engine {
     /// but numbers or booleans (strings, lists, structs, ...) is its values
     /// framed the same way, in order, and a map row the list of its (key,
     /// value) entries, each a struct; a boolean is one byte, `0x00` or
-    /// `0x01`; nesting goes to any depth. These rows are copied, a few MiB
+    /// `0x01`; a union row (sparse or dense) its type id as one byte, then
+    /// its member's value's encoding, and null where that value is null;
+    /// nesting goes to any depth. These rows are copied, a few MiB
     /// a thread at a time, as they are encoded. A list row whose values
     /// are malformed offsets is [`ErrorKind::ArrowListOffsets`], and a
     /// null value inside a list of numbers or booleans, at any depth of a

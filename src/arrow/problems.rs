@@ -1,9 +1,9 @@
 //! The rows that have no digest to give, found before anything is hashed:
 //! a row that is not null but holds, at any depth (in a field, in a list
-//! value, in its run's or its key's value), a list of numbers or booleans
-//! with a null value in it (the bytes under a null are whatever its
-//! producer left there), or a dictionary key past its values (a malformed
-//! array). Values the row never reads — under a null row, field or list
+//! value, in its run's, its key's or its union member's value), a list of
+//! numbers or booleans with a null value in it (the bytes under a null are
+//! whatever its producer left there), or a dictionary key past its values
+//! (a malformed array). Values the row never reads — under a null row, field or list
 //! value, or a dictionary value no row's key names — are not checked.
 
 use arrow_array::cast::AsArray;
@@ -12,6 +12,7 @@ use arrow_array::Array;
 use super::dictionary::{key_of_row, rows_with_bad_keys};
 use super::encoding::{is_unframed_value, list_parts, Offsets};
 use super::runs::Runs;
+use super::unions::Union;
 use crate::{Error, ErrorKind};
 
 /// The error for the first row of `array` that has no digest to give.
@@ -55,6 +56,20 @@ fn bad_rows(array: &dyn Array) -> Option<Vec<bool>> {
             .collect();
         (0..array.len())
             .map(|row| is_valid(row) && fields.iter().any(|bad| bad[row]))
+            .collect()
+    } else if let Some(union) = Union::of(array) {
+        let members = union.members().iter();
+        let bad_values: Vec<Option<Vec<bool>>> =
+            members.map(|member| member.and_then(bad_rows)).collect();
+        if bad_values.iter().all(Option::is_none) {
+            return None;
+        }
+        (0..array.len())
+            .map(|row| {
+                let (type_id, value) = union.value_of(row);
+                let bad = &bad_values[usize::from(type_id)];
+                is_valid(row) && bad.as_ref().is_some_and(|bad| bad[value])
+            })
             .collect()
     } else if let Some((offsets, values)) = list_parts(array) {
         let bad_values = bad_values(values)?;
@@ -110,6 +125,10 @@ fn problem(array: &dyn Array, row: usize, shown_row: usize) -> ErrorKind {
         let mut fields = fields.columns().iter().map(|field| field.as_ref());
         let field = fields.find(|field| is_bad(*field, row));
         return problem(field.expect("a bad row has a bad field"), row, shown_row);
+    } else if let Some(union) = Union::of(array) {
+        let (type_id, value) = union.value_of(row);
+        let member = union.members()[usize::from(type_id)];
+        return problem(member.expect("a bad row has a member"), value, shown_row);
     }
     let (offsets, values): (Offsets, _) = list_parts(array).expect("a bad row is a list's");
     if is_unframed_value(values.data_type()) {

@@ -267,24 +267,9 @@ pub fn arrow_outputs(
         .collect()
 }
 
-/// A sparse union of `len` rows, each an `Int32`: a type that
-/// `hash_arrow` refuses (a union has no bytes of its own).
+/// A struct of no fields and `len` rows: a type that `hash_arrow`
+/// refuses (its rows have no bytes).
 #[cfg(feature = "arrow")]
-pub fn int_union(len: usize) -> blake3_batch::arrow_array::UnionArray {
-    use blake3_batch::arrow_array::{Int32Array, UnionArray};
-    use std::sync::Arc;
-    let field = Arc::new(arrow_schema::Field::new(
-        "a",
-        arrow_schema::DataType::Int32,
-        true,
-    ));
-    let numbers = Int32Array::from_iter_values((0..len).map(|n| n as i32));
-    let type_ids = arrow_buffer::ScalarBuffer::from(vec![0i8; len]);
-    UnionArray::try_new(
-        [(0, field)].into_iter().collect(),
-        type_ids,
-        None,
-        vec![Arc::new(numbers)],
-    )
-    .expect("a valid union")
+pub fn no_fields(len: usize) -> blake3_batch::arrow_array::StructArray {
+    blake3_batch::arrow_array::StructArray::new_empty_fields(len, None)
 }
