@@ -45,7 +45,7 @@ def hash_arrow(
     rows: bool = False,
 ) -> Any:
     """Digests of an Arrow column of binary or string values, of numbers,
-    booleans, or lists, maps and structs of any of these; with
+    booleans, or lists, maps, structs and unions of any of these; with
     ``rows=True``, of a table's rows.
 
     ``column`` is any object with ``__arrow_c_array__`` or
@@ -64,8 +64,9 @@ def hash_arrow(
     read in place. Booleans are one byte each (a list of them, those bytes
     back to back); a list of any other values (strings, variable-size lists, structs),
     a map (a list of key-value structs) or a struct value is hashed as its
-    values framed as ``rows=True`` frames a row's columns, nested to any
-    depth (see the README). Returns a
+    values framed as ``rows=True`` frames a row's columns, and a union
+    value as its type code (one byte) then its member's value, nested to
+    any depth (see the README). Returns a
     ``pyarrow.FixedSizeBinaryArray`` of ``length`` bytes a row (a
     ``pyarrow.ChunkedArray``, one chunk per input chunk, for a stream); null
     rows stay null. ``length`` < 32 keeps a prefix of the digest; over 32
