@@ -3,8 +3,9 @@
 //! value, in its run's, its key's or its union member's value), a list of
 //! numbers or booleans with a null value in it (the bytes under a null are
 //! whatever its producer left there), or a dictionary key past its values
-//! (a malformed array). Values the row never reads — under a null row, field or list
-//! value, or a dictionary value no row's key names — are not checked.
+//! (a malformed array). Values the row never reads — under a null row,
+//! field or list value, or a dictionary value no row's key names — are not
+//! checked.
 
 use arrow_array::cast::AsArray;
 use arrow_array::Array;
