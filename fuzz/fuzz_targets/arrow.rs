@@ -8,11 +8,12 @@
 //! its run's value's), dictionaries of any of these (its key's value's)
 //! and sparse and dense unions of two or three of any of these (a row's
 //! bytes its type id, then its member's value's), nested up to three deep
-//! — with nulls, sliced at fuzzer-chosen bounds, in all three modes, on every CPU backend: `Engine::hash_arrow`
-//! gives each valid row `blake3`'s digest of its bytes and each null row a
-//! null, or, for a valid row that holds a list of numbers with a null
-//! value in it at any depth (under rows, fields and values that are not
-//! null), its typed error at that row; never a panic.
+//! — with nulls, sliced at fuzzer-chosen bounds, in all three modes, on
+//! every CPU backend: `Engine::hash_arrow` gives each valid row `blake3`'s
+//! digest of its bytes and each null row a null, or, for a valid row that
+//! holds a list of numbers with a null value in it at any depth (under
+//! rows, fields and values that are not null), its typed error at that
+//! row; never a panic.
 #![no_main]
 
 use std::sync::Arc;
