@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import blake3_batch as bb
-from conftest import KEY, kwargs_of, reference
+from conftest import KEY, framed, kwargs_of, reference
 
 
 def is_unframed(t):
@@ -319,11 +319,8 @@ def test_a_union_row_is_its_type_code_then_its_value(name, mode):
         assert bb.hash_arrow(part, **kwargs_of(mode)).to_pylist() == want[start:stop]
     # As a table's column, framed as any column is.
     table = pa.table({"id": pa.array(range(len(column)), pa.int8()), "u": column})
-    framed = [
-        b"\1" + (1).to_bytes(8, "little") + bytes([i]) + (b"\0" if e is None else b"\1" + len(e).to_bytes(8, "little") + e)
-        for i, e in enumerate(union_encodings(column))
-    ]
-    assert bb.hash_arrow(table, rows=True, **kwargs_of(mode)).to_pylist() == [reference(f, mode) for f in framed]
+    rows = [framed([bytes([i]), e]) for i, e in enumerate(union_encodings(column))]
+    assert bb.hash_arrow(table, rows=True, **kwargs_of(mode)).to_pylist() == [reference(r, mode) for r in rows]
 
 
 def test_the_same_bytes_in_two_members_of_a_union_differ():

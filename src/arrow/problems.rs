@@ -128,8 +128,8 @@ fn problem(array: &dyn Array, row: usize, shown_row: usize) -> ErrorKind {
         return problem(field.expect("a bad row has a bad field"), row, shown_row);
     } else if let Some(union) = Union::of(array) {
         let (type_id, value) = union.value_of(row);
-        let member = union.members()[usize::from(type_id)];
-        return problem(member.expect("a bad row has a member"), value, shown_row);
+        let member = union.member(type_id).expect("a bad row has a member");
+        return problem(member, value, shown_row);
     }
     let (offsets, values): (Offsets, _) = list_parts(array).expect("a bad row is a list's");
     if is_unframed_value(values.data_type()) {

@@ -52,6 +52,11 @@ impl<'a> Union<'a> {
         &self.members
     }
 
+    /// The member at `type_id`, if the union has one.
+    pub(super) fn member(&self, type_id: u8) -> Option<&'a dyn Array> {
+        self.members.get(usize::from(type_id)).copied().flatten()
+    }
+
     /// Row `row`'s type id and the index of its value in that member (of
     /// a union [`Union::check`] has found well formed).
     pub(super) fn value_of(&self, row: usize) -> (u8, usize) {
@@ -69,8 +74,8 @@ impl<'a> Union<'a> {
         let malformed = |problem: String| Err(ErrorKind::ArrowUnion { problem }.into());
         let rows = self.type_ids.len();
         if self.offsets.is_none() {
-            let members = self.members.iter().enumerate();
-            for (type_id, member) in members.filter_map(|(id, member)| Some((id, (*member)?))) {
+            for (type_id, member) in self.members.iter().enumerate() {
+                let Some(member) = member else { continue };
                 if member.len() < rows {
                     return malformed(format!(
                         "member {type_id} of the sparse union holds {} values, fewer than its \
@@ -81,9 +86,7 @@ impl<'a> Union<'a> {
             }
         }
         for (row, &type_id) in self.type_ids.iter().enumerate() {
-            let member = usize::try_from(type_id)
-                .ok()
-                .and_then(|id| self.members.get(id).copied().flatten());
+            let member = u8::try_from(type_id).ok().and_then(|id| self.member(id));
             let Some(member) = member else {
                 return malformed(format!(
                     "row {row} has type id {type_id}, which names none of the union's members"
