@@ -10,7 +10,7 @@ use blake3_batch::{Backend, CpuBackend, Engine, Error, ErrorKind};
 use numpy::{PyArray1, PyArrayDescrMethods, PyArrayMethods, PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyByteArray, PyBytes, PyDict, PyIterator, PyList, PyString};
+use pyo3::types::{PyBytes, PyDict, PyIterator, PyList};
 use pyo3_arrow::input::AnyArray;
 use pyo3_arrow::{PyArray, PyArrayReader, PyChunkedArray};
 
@@ -19,8 +19,9 @@ use crate::arrow::{
     records_into, unsupported,
 };
 use crate::batches::ArrowDigestBatches;
+use crate::blobs::{blob_items, blob_iterator, Blob};
 use crate::errors::to_py;
-use crate::options::{bytes_like, type_name, Options, OwnedMode};
+use crate::options::{type_name, Options, OwnedMode};
 use crate::paths::{path_list, path_of};
 use crate::pinned::PyPinnedBuffer;
 use crate::reader::PyReader;
@@ -297,8 +298,8 @@ impl PyEngine {
 
     /// Digests of a sequence of bytes-like objects, as a list of `bytes`
     /// of `length` bytes each (with `hex=True`, of `str` in lowercase hex).
-    /// `bytes` items are read in place; other bytes-like objects are copied
-    /// once.
+    /// `bytes` items are read in place, other bytes-like objects in place
+    /// from 4 KiB on (smaller or non-contiguous ones copied once).
     #[pyo3(signature = (items, *, length = 32, seek = 0, hex = false, key = None, derive_key = None))]
     // One Rust argument per Python keyword argument.
     #[allow(clippy::too_many_arguments)]
@@ -316,7 +317,7 @@ impl PyEngine {
         let engine = self.engine()?;
         let iterator = blob_iterator(items, "hash_many takes a sequence")?;
         let count = items.len().unwrap_or(0);
-        let blobs = bytes_items(iterator, count, "hash_many", 0)?;
+        let blobs = blob_items(iterator, count, "hash_many", 0)?;
         hash_blobs(py, &engine, &blobs, &options, hex)
     }
 
@@ -737,67 +738,19 @@ fn addresses_overlap(a: &[u8], b: &[u8]) -> bool {
     !a.is_empty() && !b.is_empty() && a.start < b.end && b.start < a.end
 }
 
-/// The items of an iterator as `bytes`: `bytes` objects themselves, other
-/// bytes-like objects copied through `memoryview(item).tobytes()`. `call`
-/// and `first` (the first item's index) name an item that is not
-/// bytes-like; `capacity` is how many items are expected.
-fn bytes_items<'py>(
-    items: impl Iterator<Item = PyResult<Bound<'py, PyAny>>>,
-    capacity: usize,
-    call: &str,
-    first: usize,
-) -> PyResult<Vec<Bound<'py, PyBytes>>> {
-    let mut blobs = Vec::with_capacity(capacity);
-    for (index, item) in (first..).zip(items) {
-        let item = item?;
-        let blob = bytes_like(&item)?.ok_or_else(|| {
-            PyTypeError::new_err(format!(
-                "{call}: item {index} is {}, not a bytes-like object{}",
-                type_name(&item),
-                if item.is_instance_of::<PyString>() {
-                    " (encode strings first, e.g. s.encode())"
-                } else {
-                    ""
-                }
-            ))
-        })?;
-        blobs.push(blob);
-    }
-    Ok(blobs)
-}
-
-/// An iterator over `items`, the blobs of a call that takes many (which
-/// `takes` names), or a `TypeError` where `items` is not iterable or is
-/// one `bytes`, `bytearray` or `str`: iterated, that would give bytes or
-/// characters, not blobs.
-fn blob_iterator<'py>(items: &Bound<'py, PyAny>, takes: &str) -> PyResult<Bound<'py, PyIterator>> {
-    if items.is_instance_of::<PyBytes>()
-        || items.is_instance_of::<PyByteArray>()
-        || items.is_instance_of::<PyString>()
-    {
-        return Err(PyTypeError::new_err(format!(
-            "{takes} of bytes-like objects, not one {}: wrap it in a list",
-            type_name(items)
-        )));
-    }
-    items.try_iter().map_err(|_| {
-        PyTypeError::new_err(format!(
-            "{takes} of bytes-like objects, not {}",
-            type_name(items)
-        ))
-    })
-}
-
 /// The outputs of `blobs` as a list of `bytes` (of `str` with `hex`),
 /// hashed with the GIL released.
 fn hash_blobs<'py>(
     py: Python<'py>,
     engine: &Engine,
-    blobs: &[Bound<'py, PyBytes>],
+    blobs: &[Blob<'py>],
     options: &Options,
     hex: bool,
 ) -> PyResult<Bound<'py, PyList>> {
-    let slices: Vec<&[u8]> = blobs.iter().map(|blob| blob.as_bytes()).collect();
+    let slices = blobs
+        .iter()
+        .map(Blob::as_bytes)
+        .collect::<PyResult<Vec<&[u8]>>>()?;
     let (length, seek) = (options.length, options.seek);
     let mut outputs = output_buffer(slices.len(), length).map_err(to_py)?;
     let mode = options.mode.as_mode();
@@ -845,7 +798,7 @@ impl DigestIterator {
             // Each item converted as it is taken, not gathered first.
             let items = self.items.bind(py).clone().take(self.batch_size);
             let capacity = self.batch_size.min(BATCH_CAPACITY);
-            let blobs = bytes_items(items, capacity, "hash_iter", self.taken)?;
+            let blobs = blob_items(items, capacity, "hash_iter", self.taken)?;
             if blobs.is_empty() {
                 return Ok(None);
             }

@@ -4,6 +4,7 @@
 
 mod arrow;
 mod batches;
+mod blobs;
 mod engine;
 mod errors;
 mod options;

@@ -4,7 +4,7 @@
 use blake3_batch::Mode;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyByteArray, PyBytes, PyMemoryView};
+use pyo3::types::{PyByteArray, PyBytes};
 
 /// The mode of a call, owning its key or context so that it can cross into
 /// code that runs without the GIL.
@@ -130,18 +130,4 @@ pub fn type_name(object: &Bound<'_, PyAny>) -> String {
         .name()
         .map(|name| name.to_string())
         .unwrap_or_else(|_| "object".to_owned())
-}
-
-/// A bytes-like object's bytes: a `bytes` object itself, any other
-/// (`bytearray`, `memoryview`, a NumPy array) copied through
-/// `memoryview(object).tobytes()`, as the stable ABI of 3.9 has no buffer
-/// protocol; `None` for an object that is not bytes-like.
-pub fn bytes_like<'py>(object: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyBytes>>> {
-    if let Ok(bytes) = object.cast::<PyBytes>() {
-        return Ok(Some(bytes.clone()));
-    }
-    match PyMemoryView::from(object) {
-        Ok(view) => Ok(Some(view.call_method0("tobytes")?.cast_into::<PyBytes>()?)),
-        Err(_) => Ok(None),
-    }
 }

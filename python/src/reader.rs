@@ -11,7 +11,8 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytesMethods, PyString};
 
-use crate::options::{bytes_like, type_name};
+use crate::blobs::bytes_like;
+use crate::options::type_name;
 
 /// Reads from a Python object; the first Python exception a read raises
 /// is kept in `failure` (and the read fails), for the caller to raise in

@@ -1,6 +1,8 @@
 """Engines: their settings, sharing one between threads, and the default."""
 
+import array
 import concurrent.futures
+import mmap
 import multiprocessing
 import operator
 import pickle
@@ -8,6 +10,7 @@ import pickle
 import blake3
 import numpy as np
 import pyarrow as pa
+import pytest
 
 import blake3_batch as bb
 
@@ -52,6 +55,42 @@ def test_a_column_of_only_nulls_stays_null():
     got = bb.hash_arrow(pa.array([None, None], type=pa.string()))
     assert got.null_count == 2 and got.to_pylist() == [None, None]
     assert bb.hash_arrow_u64(pa.array([None], type=pa.binary())).to_pylist() == [None]
+
+
+BUFFER_KINDS = {
+    "bytearray": bytearray,
+    "memoryview": memoryview,
+    "numpy uint8": lambda data: np.frombuffer(data, np.uint8),
+    "numpy int32 rows": lambda data: np.frombuffer(data[: len(data) // 8 * 8], "<i4").reshape(-1, 2),
+    "memoryview of ints": lambda data: memoryview(data[: len(data) // 4 * 4]).cast("i"),
+    "array.array": lambda data: array.array("B", data),
+    "every other byte": lambda data: memoryview(data)[::2],
+    "fortran order": lambda data: np.asfortranarray(np.frombuffer(data[: len(data) // 2 * 2], np.uint8).reshape(-1, 2)),
+    "mmap": lambda data: mapped(data),
+}
+
+
+def mapped(data):
+    region = mmap.mmap(-1, max(len(data), 1))
+    region[: len(data)] = data
+    return memoryview(region)[: len(data)]
+
+
+@pytest.mark.parametrize("kind", BUFFER_KINDS)
+def test_hash_many_reads_every_bytes_like_object_either_side_of_the_in_place_size(kind):
+    """Below 4 KiB another bytes-like object is copied, from there on read
+    in place (where it is C-contiguous): the digest is its bytes' either way,
+    as memoryview(item).tobytes() gives them."""
+    rng = np.random.default_rng(5)
+    sizes = [0, 1, 63, 4095, 4096, 4097, 8190, 100_003, 1 << 20]
+    items = [BUFFER_KINDS[kind](rng.integers(0, 256, size, dtype=np.uint8).tobytes()) for size in sizes]
+    expected = [blake3.blake3(memoryview(item).tobytes()).digest() for item in items]
+    assert bb.hash_many(items) == expected
+    assert list(bb.hash_iter(items, batch_size=4)) == expected
+    key = bytes(range(32))
+    assert bb.hash_many(items, key=key, length=40, seek=7) == [
+        blake3.blake3(memoryview(item).tobytes(), key=key).digest(40, seek=7) for item in items
+    ]
 
 
 def test_hash_iter_yields_each_batch_as_its_items_are_needed():

@@ -1,6 +1,7 @@
 """Bad input raises the exception that fits, with a message that says what to
 fix, and returns nothing half-made."""
 
+import ctypes
 import os
 import subprocess
 import sys
@@ -163,6 +164,33 @@ def test_hash_many_rejects_what_is_not_bytes_like():
         bb.hash_many(b"one blob")
     with pytest.raises(TypeError, match="sequence"):
         bb.hash_many(42)
+
+
+@pytest.mark.parametrize(
+    "objects",
+    [
+        np.array([b"a"] * 1000, dtype=object),  # read in place were it bytes
+        np.array([b"a"], dtype=object),  # copied were it bytes
+        np.zeros(2, [("Obj", "<i4"), ("b", "O")]),  # an object field
+        memoryview(np.array([1, 2], dtype=object)),
+        (ctypes.py_object * 2)(),
+    ],
+    ids=["large array", "small array", "struct field", "memoryview", "ctypes"],
+)
+def test_a_buffer_of_python_objects_is_a_type_error_not_their_addresses(objects):
+    """A buffer of Python objects holds their memory addresses: hashed, they
+    would give digests that change from run to run."""
+    with pytest.raises(TypeError, match="item 1 is a buffer of Python objects.*memory addresses"):
+        bb.hash_many([b"", objects])
+    with pytest.raises(TypeError, match="item 1 is a buffer of Python objects"):
+        list(bb.hash_iter([b"", objects]))
+    chunks = iter([objects, b""])
+    reader = type("Reader", (), {"read": lambda self, size=-1: next(chunks)})()
+    with pytest.raises(TypeError, match="read\\(n\\) result is a buffer of Python objects"):
+        bb.hash_reader(reader)
+    # A field merely named with an O is no object.
+    named = np.zeros(3000, [("Obj", "<i4")])
+    assert bb.hash_many([named]) == [blake3.blake3(named.tobytes()).digest()]
 
 
 def test_an_unknown_backend_or_thread_count_is_a_value_error():

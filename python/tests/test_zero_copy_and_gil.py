@@ -101,6 +101,55 @@ def test_a_stream_of_640_mib_is_hashed_in_the_memory_of_a_few_batches():
     assert grown_kib < 4 * 16 * 1024, grown_kib
 
 
+@pytest.mark.skipif(not hasattr(__import__("os"), "sched_getaffinity"), reason="Linux /proc only")
+@pytest.mark.parametrize(
+    "as_item",
+    [memoryview, bytearray, lambda data: np.frombuffer(data, np.uint8), lambda data: memoryview(data).cast("i")],
+    ids=["memoryview", "bytearray", "numpy", "memoryview of ints"],
+)
+def test_hash_many_reads_a_large_buffer_in_place(as_item):
+    """A bytes-like item other than bytes is not copied once it is large:
+    hashing 256 MiB of it grows peak memory by far less than 256 MiB."""
+    data = np.full(256 * MiB, 7, dtype=np.uint8)
+    data[::4096] = np.arange(len(data[::4096])) % 256
+    item = as_item(data) if as_item is not bytearray else bytearray(data)
+    del data
+    engine = bb.Engine(backend="cpu")
+    engine.hash_many([memoryview(bytes(1 << 20))])  # threads and code paged in
+    before = status_kib("VmRSS")
+    reset_peak()
+    (digest,) = engine.hash_many([item])
+    grown_kib = status_kib("VmHWM") - before
+    print(f"peak grew {grown_kib / 1024:.1f} MiB hashing a 256 MiB {type(item).__name__}")
+    assert grown_kib < 16 * 1024, grown_kib
+    assert digest == blake3.blake3(memoryview(item).tobytes()).digest()
+
+
+def test_a_buffer_read_in_place_cannot_be_resized_until_its_batch_is_hashed():
+    """hash_iter takes a batch's items before it hashes them: a large
+    bytearray taken is held (resizing it raises BufferError) until its batch
+    is hashed, so its digest is of its bytes as they were taken; a small
+    one is copied when taken and may be resized at once."""
+    large, small = bytearray(b"L" * 100_000), bytearray(b"s" * 100)
+    refused = {}
+
+    def items():
+        for name, item in [("large", large), ("small", small)]:
+            yield item
+            try:
+                item.extend(b"+")
+                refused[name] = False
+            except BufferError:
+                refused[name] = True
+        yield b"end"
+
+    digests = list(bb.hash_iter(items(), batch_size=3))
+    assert refused == {"large": True, "small": False}
+    assert digests == [blake3.blake3(v).digest() for v in [b"L" * 100_000, b"s" * 100, b"end"]]
+    large.extend(b"+")  # released once hashed
+    assert len(large) == 100_001
+
+
 def test_the_gil_is_released_while_a_batch_is_hashed():
     column, _ = column_of(256 * MiB, 64)
     engine = bb.Engine(backend="cpu", threads=1)
