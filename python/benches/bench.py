@@ -8,11 +8,13 @@ each row's bytes; then a table's rows over all their columns
 (rows=True) against the same framed rows as one column; then the Polars namespace (pl.col(c).blake3.digest() and
 .u64()) against hash_arrow on the Series, a blake3-py loop and Polars' own
 non-cryptographic hash(); then the DuckDB SQL functions against a
-blake3-py function and DuckDB's sha256, md5 and hash; then files of a
-directory, by hash_files against reading and hashing each in a Python loop.
+blake3-py function and DuckDB's sha256, md5 and hash; then hash_many over
+memoryviews of one buffer against the same values as bytes and a
+blake3-py loop; then files of a directory, by hash_files against reading
+and hashing each in a Python loop.
 Usage: python bench.py [--megabytes 64] [--sizes 64,1024,mixed]
 [--backend gpu] [--xof 64] [--no-hex] [--no-numbers] [--no-rows] [--no-polars] [--no-duckdb]
-[--files 20000]"""
+[--no-buffers] [--files 20000]"""
 
 from __future__ import annotations
 
@@ -73,6 +75,7 @@ def main():
     parser.add_argument("--no-rows", dest="rows", action="store_false", help="leave out the table-rows table")
     parser.add_argument("--no-polars", dest="polars", action="store_false", help="leave out the Polars table")
     parser.add_argument("--no-duckdb", dest="duckdb", action="store_false", help="leave out the DuckDB table")
+    parser.add_argument("--no-buffers", dest="buffers", action="store_false", help="leave out the memoryview-items table")
     parser.add_argument("--backend", choices=["auto", "cpu", "gpu"], help="an engine of its own (default: the shared one)")
     args = parser.parse_args()
     try:
@@ -131,6 +134,8 @@ def main():
         polars_table(engine, args, rng, blake3)
     if blake3 is not None and args.duckdb:
         duckdb_table(engine, args, rng, blake3)
+    if blake3 is not None and args.buffers:
+        buffers_table(engine, args, rng, blake3)
     if args.files:
         files_table(engine, args.files, args.repeat, args.xof, rng, blake3)
 
@@ -398,6 +403,32 @@ def duckdb_table(engine, args, rng, blake3):
 def read(path):
     with open(path, "rb") as file:
         return file.read()
+
+
+def buffers_table(engine, args, rng, blake3):
+    """hash_many over memoryviews of one buffer (slices of an mmap, of a
+    NumPy array): copied below 4 KiB, read in place from there on, against
+    the same values as bytes objects and a blake3-py loop over the views."""
+    names = ["hash_many memoryviews", "hash_many bytes", "blake3-py loop"]
+    print("\nhash_many over memoryviews of one buffer: GB/s (speedup over the blake3-py loop)")
+    print("values".ljust(10) + "".join(name.rjust(24) for name in names))
+    for size in [64, 4096, 65536, 1 << 20]:
+        count = (args.megabytes << 20) // size
+        data = rng.integers(0, 256, count * size, dtype=np.uint8)
+        whole = memoryview(data)
+        views = [whole[i * size : (i + 1) * size] for i in range(count)]
+        items = [view.tobytes() for view in views]
+        expected = [blake3.blake3(item).digest() for item in items[:100]]
+        assert engine.hash_many(views[:100]) == expected
+        runs = {
+            names[0]: lambda: engine.hash_many(views),
+            names[1]: lambda: engine.hash_many(items),
+            names[2]: lambda: [blake3.blake3(view).digest() for view in views],
+        }
+        rates = {name: count * size / best(run, args.repeat) / 1e9 for name, run in runs.items()}
+        loop = rates[names[2]]
+        cells = [f"{rates[name]:.2f} ({rates[name] / loop:.1f}x)".rjust(24) for name in names]
+        print(str(size).ljust(10) + "".join(cells))
 
 
 def files_table(engine, count, repeat, xof, rng, blake3):
