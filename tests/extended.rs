@@ -172,8 +172,8 @@ fn prefixes_of_more_blobs_than_one_piece_land_in_order() {
     }
 }
 
-/// Blobs over 1 MiB are hashed after the short ones, each over every
-/// thread: every output still lands where its blob's belongs, whichever
+/// Blobs over 1 MiB are hashed after the short ones, all together over
+/// every thread: every output still lands where its blob's belongs, whichever
 /// way round long and short blobs come, and records of one long length
 /// take the same path.
 #[test]

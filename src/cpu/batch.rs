@@ -7,7 +7,7 @@ use super::kernel::{GroupParams, LaneGroup, MAX_LANES};
 use super::prefetch::prefetch;
 use super::regular_trees::hash_regular_trees;
 use super::share::{share, share_checking};
-use super::subtrees::hash_in_subtrees;
+use super::subtrees::{hash_all_in_subtrees, hash_in_subtrees};
 use super::tree::{hash_trees, TreeBlob, Trees};
 use super::Kernel;
 use crate::blobs::{BlobSource, Offset};
@@ -223,15 +223,18 @@ impl<'m, 'p> UnitParams<'m, 'p> {
         }
     }
 
-    /// Hashes the deferred blobs of `source` into their slots of `out`, one
-    /// at a time on all threads.
+    /// Hashes the deferred blobs of `source` into their slots of `out`, all
+    /// together on all threads.
     fn hash_deferred<S: BlobSource>(self, source: &S, out: &mut [[u8; 32]]) {
         let deferred = self
             .deferred
             .into_inner()
             .unwrap_or_else(PoisonError::into_inner);
-        for index in deferred {
-            out[index] = hash_in_subtrees(self.threads, self.mode, source.blob(index));
+        let blobs: Vec<&[u8]> = deferred.iter().map(|&index| source.blob(index)).collect();
+        let mut digests = vec![[0u8; 32]; blobs.len()];
+        hash_all_in_subtrees(self.threads, self.mode, &blobs, &mut digests);
+        for (index, digest) in deferred.into_iter().zip(digests) {
+            out[index] = digest;
         }
     }
 }

@@ -32,6 +32,26 @@ pub(crate) fn hash_in_subtrees(threads: Threads, mode: Mode, data: &[u8]) -> [u8
     hashing.root(&chaining_values)
 }
 
+/// The digests of `blobs` in `mode`, into `out` (one slot each), their
+/// subtrees all hashed in one pass over `threads`
+/// ([`SubtreeHashing::roots_of_all`]).
+pub(crate) fn hash_all_in_subtrees(
+    threads: Threads,
+    mode: Mode,
+    blobs: &[&[u8]],
+    out: &mut [[u8; 32]],
+) {
+    debug_assert_eq!(blobs.len(), out.len());
+    let hashing = SubtreeHashing::new(mode);
+    let digests = hashing.roots_of_all(
+        threads,
+        blobs,
+        |blob| mode.hash_with_blake3(blob),
+        |children| hashing.root(children),
+    );
+    out.copy_from_slice(&digests);
+}
+
 /// Subtrees of blobs in one mode: each subtree's chaining value, and a
 /// blob's digest from those of its subtrees.
 pub(crate) struct SubtreeHashing<'a> {
@@ -120,6 +140,47 @@ impl<'a> SubtreeHashing<'a> {
         for (slot, group) in out.iter_mut().zip(part_values.chunks(piece_len / part_len)) {
             *slot = merge(group, mode);
         }
+    }
+
+    /// A root of each of `blobs`: the subtrees of all of them hashed in
+    /// one pass over `threads`, then each blob's chaining values given to
+    /// `root` (or the blob to `whole`, where it is one subtree). One blob at
+    /// a time, a batch of blobs of a few subtrees each (1 to 4 MiB) kept two
+    /// threads no busier than one: each blob's hand-over between threads
+    /// cost about as much as its hashing.
+    pub(crate) fn roots_of_all<R>(
+        &self,
+        threads: Threads,
+        blobs: &[&[u8]],
+        whole: impl Fn(&[u8]) -> R,
+        root: impl Fn(&[ChainingValue]) -> R,
+    ) -> Vec<R> {
+        let pieces = PiecesOfBlobs::new(blobs);
+        let mut chaining_values = vec![[0u8; 32]; pieces.count()];
+        share(threads, &pieces, &mut chaining_values, |first, slots| {
+            for (index, slot) in (first..).zip(slots) {
+                let (offset, piece) = pieces.piece(index);
+                *slot = self.chaining_value(offset, piece);
+            }
+        });
+        let roots = blobs.iter().zip(pieces.of_each(&chaining_values));
+        roots
+            .map(|(blob, children)| match children.is_empty() {
+                true => whole(blob),
+                false => root(children),
+            })
+            .collect()
+    }
+
+    /// The extended output of each of `blobs`, their subtrees all hashed in
+    /// one pass over `threads` ([`roots_of_all`](Self::roots_of_all)).
+    pub(crate) fn output_readers_of_all(
+        &self,
+        threads: Threads,
+        blobs: &[&[u8]],
+    ) -> Vec<blake3::OutputReader> {
+        let whole = |blob: &[u8]| self.output_reader(Threads::One, blob);
+        self.roots_of_all(threads, blobs, whole, |children| self.root_xof(children))
     }
 
     /// The digest of a blob from the chaining values of its consecutive
@@ -253,6 +314,58 @@ impl BlobSource for Pieces<'_> {
     }
 }
 
+/// The subtrees of several blobs, one after another, as the blobs of one
+/// batch: blob `i`'s subtrees are pieces `first[i]..first[i + 1]`, none
+/// for a blob of one subtree or less.
+struct PiecesOfBlobs<'a> {
+    blobs: &'a [&'a [u8]],
+    first: Vec<usize>,
+}
+
+impl<'a> PiecesOfBlobs<'a> {
+    fn new(blobs: &'a [&'a [u8]]) -> Self {
+        let mut first = Vec::with_capacity(blobs.len() + 1);
+        first.push(0);
+        for blob in blobs {
+            // A blob of one subtree is its own root: no pieces.
+            let pieces = match blob.len() > SUBTREE_LEN {
+                true => blob.len().div_ceil(SUBTREE_LEN),
+                false => 0,
+            };
+            first.push(first[first.len() - 1] + pieces);
+        }
+        PiecesOfBlobs { blobs, first }
+    }
+
+    /// Piece `index`: its offset in its blob, and its bytes.
+    fn piece(&self, index: usize) -> (u64, &'a [u8]) {
+        let blob = self.first.partition_point(|&first| first <= index) - 1;
+        let start = (index - self.first[blob]) * SUBTREE_LEN;
+        let data = self.blobs[blob];
+        (
+            start as u64,
+            &data[start..(start + SUBTREE_LEN).min(data.len())],
+        )
+    }
+
+    /// Each blob's run of `values`, one value a piece.
+    fn of_each<'v, T>(&'v self, values: &'v [T]) -> impl Iterator<Item = &'v [T]> + 'v {
+        self.first
+            .windows(2)
+            .map(move |range| &values[range[0]..range[1]])
+    }
+}
+
+impl BlobSource for PiecesOfBlobs<'_> {
+    fn count(&self) -> usize {
+        self.first[self.first.len() - 1]
+    }
+
+    fn blob(&self, index: usize) -> &[u8] {
+        self.piece(index).1
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -333,6 +446,56 @@ mod tests {
                 for threads in [Threads::One, Threads::Pool(&pool)] {
                     let output = read(hashing.output_reader(threads, input));
                     assert_eq!(output, xof(mode, input), "{mode:?} {len}");
+                }
+            }
+        }
+    }
+
+    /// Blobs of every subtree count hashed together, on one thread or
+    /// three, each get `blake3`'s digest and extended output in every mode.
+    #[test]
+    fn blobs_hashed_together_in_subtrees_get_blake3s_digests() {
+        let data: Vec<u8> = (0..(9 << 18) + 7).map(|i| (i % 247) as u8).collect();
+        let lengths = [
+            SUBTREE_LEN + 1,
+            0,
+            1,
+            SUBTREE_LEN,
+            data.len(),
+            4 * SUBTREE_LEN,
+            (3 << 18) + 7,
+        ];
+        let blobs: Vec<&[u8]> = lengths
+            .iter()
+            .enumerate()
+            .map(|(index, &len)| &data[index..index + len.min(data.len() - index)])
+            .collect();
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .build()
+            .unwrap();
+        let key = [3u8; 32];
+        for mode in [
+            Mode::Hash,
+            Mode::KeyedHash(&key),
+            Mode::DeriveKey("together"),
+        ] {
+            let hashing = SubtreeHashing::new(mode);
+            // `blake3`'s digests, computed by the `blake3` crate.
+            let expected: Vec<[u8; 32]> = blobs
+                .iter()
+                .map(|blob| mode.hash_with_blake3(blob))
+                .collect();
+            for threads in [Threads::One, Threads::Pool(&pool)] {
+                for count in [1, 2, blobs.len()] {
+                    let mut out = vec![[0u8; 32]; count];
+                    hash_all_in_subtrees(threads, mode, &blobs[..count], &mut out);
+                    assert_eq!(out, expected[..count], "{mode:?}, {count} blobs");
+                    let readers = hashing.output_readers_of_all(threads, &blobs[..count]);
+                    let outputs: Vec<[u8; 131]> = readers.into_iter().map(read).collect();
+                    let expected: Vec<[u8; 131]> =
+                        blobs[..count].iter().map(|blob| xof(mode, blob)).collect();
+                    assert_eq!(outputs, expected, "{mode:?}, {count} readers");
                 }
             }
         }

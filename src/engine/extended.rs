@@ -22,6 +22,10 @@ use crate::mode::Mode;
 /// that a task's overhead is small beside `blake3`'s own per-blob cost,
 /// few enough that threads share a batch of mixed lengths evenly.
 const BLOBS_PER_TASK: usize = 256;
+/// Input bytes at which a task ends short of [`BLOBS_PER_TASK`] blobs, so
+/// that blobs of many KiB are shared among threads too (64 blobs of 1 MiB
+/// made one task, on one thread of two).
+const TASK_BYTES: usize = 1 << 20;
 /// Blobs hashed into one temporary buffer of digests at a time for
 /// outputs of under 32 bytes.
 const BLOBS_PER_PIECE: usize = 1 << 16;
@@ -267,7 +271,7 @@ impl Engine {
     /// digest) of every blob, on the engine's threads in tasks of
     /// [`BLOBS_PER_TASK`]: blobs of up to 16 KiB in the lanes where the
     /// output blocks spanned fit them, others of up to
-    /// [`LONG_BLOB`] by `blake3` a thread each, longer ones after them, each
+    /// [`LONG_BLOB`] by `blake3` a thread each, longer ones after them, all
     /// in subtrees over every thread, so that one long blob does not hold
     /// the batch to one thread.
     fn extended_outputs<S: BlobSource>(
@@ -286,10 +290,7 @@ impl Engine {
         let skip = (seek % BLOCK_LEN as u64) as usize;
         let in_lanes = skip + length <= MAX_LANE_OUTPUT;
         let threads = self.cpu_threads();
-        let tasks: Vec<_> = (0..source.count())
-            .step_by(BLOBS_PER_TASK)
-            .zip(out.chunks_mut(BLOBS_PER_TASK * length))
-            .collect();
+        let tasks = tasks(source, length, out);
         // Each task gives back the indices of its long blobs.
         let long = threads.map(tasks, |(first, out)| {
             // Blobs of up to 16 KiB in the lanes, where the output fits
@@ -312,8 +313,10 @@ impl Engine {
             }
             long
         });
-        for index in long.into_iter().flatten() {
-            let mut reader = hashing.output_reader(threads, source.blob(index));
+        let long: Vec<usize> = long.into_iter().flatten().collect();
+        let blobs: Vec<&[u8]> = long.iter().map(|&index| source.blob(index)).collect();
+        let readers = hashing.output_readers_of_all(threads, &blobs);
+        for (index, mut reader) in long.into_iter().zip(readers) {
             reader.set_position(seek);
             reader.fill(&mut out[index * length..][..length]);
         }
@@ -323,7 +326,7 @@ impl Engine {
 impl Engine {
     /// Every blob's extended output as an `OutputReader`, by `blake3` on
     /// the engine's threads: blobs of up to [`LONG_BLOB`] a thread each,
-    /// longer ones after them, each in subtrees over every thread.
+    /// longer ones after them, all in subtrees over every thread.
     pub(crate) fn output_readers<S: BlobSource>(
         &self,
         mode: Mode,
@@ -336,11 +339,43 @@ impl Engine {
             let blob = source.blob(index);
             (blob.len() <= LONG_BLOB).then(|| hashing.output_reader(Threads::One, blob))
         });
-        let outputs = (0..source.count()).zip(short).map(|(index, output)| {
-            output.unwrap_or_else(|| hashing.output_reader(threads, source.blob(index)))
+        let long: Vec<&[u8]> = (0..source.count())
+            .zip(&short)
+            .filter(|(_, output)| output.is_none())
+            .map(|(index, _)| source.blob(index))
+            .collect();
+        let mut long = hashing.output_readers_of_all(threads, &long).into_iter();
+        let outputs = short.into_iter().map(|output| {
+            output
+                .or_else(|| long.next())
+                .expect("a reader for every long blob")
         });
         outputs.collect()
     }
+}
+
+/// The tasks of [`Engine::extended_outputs`]: runs of consecutive blobs of
+/// at most [`BLOBS_PER_TASK`] blobs that end once they hold
+/// [`TASK_BYTES`], each with its first blob and its part of `out`
+/// (`length` bytes a blob).
+fn tasks<'o, S: BlobSource>(
+    source: &S,
+    length: usize,
+    mut out: &'o mut [u8],
+) -> Vec<(usize, &'o mut [u8])> {
+    let mut tasks = Vec::new();
+    let mut first = 0;
+    while first < source.count() {
+        let (mut end, mut bytes) = (first, 0);
+        while end < source.count() && end - first < BLOBS_PER_TASK && bytes < TASK_BYTES {
+            bytes += source.len(end);
+            end += 1;
+        }
+        let (task_out, rest) = std::mem::take(&mut out).split_at_mut((end - first) * length);
+        tasks.push((first, task_out));
+        (first, out) = (end, rest);
+    }
+    tasks
 }
 
 /// An output length of at least one byte.
