@@ -154,7 +154,7 @@ def test_a_column_of_python_objects_is_refused_not_hashed_as_their_addresses():
     assert pickled.blake3.digest().to_list() == [digest(p) for p in pickled.to_list()]
 
 
-def test_the_null_type_at_any_depth_hashes_as_pyarrows_and_128_bit_integers_are_refused():
+def test_the_null_type_at_any_depth_hashes_as_pyarrows():
     # Polars exports the Null type with a buffer Arrow's format does not
     # allow: the digests are those of the same data built in pyarrow.
     fields = pa.struct([("a", pa.int64()), ("b", pa.null())])
@@ -169,14 +169,59 @@ def test_the_null_type_at_any_depth_hashes_as_pyarrows_and_128_bit_integers_are_
     assert bb.hash_arrow(table, rows=True).to_pylist() == pyarrow_rows
     assert [d for b in bb.hash_arrow_batches(table, rows=True) for d in b.to_pylist()] == pyarrow_rows
     assert bb.hash_arrow(pl.Series([None, None])).to_pylist() == [None, None]
-    # 128-bit integers go out in a format of Polars' own: refused, named.
-    wide = pl.DataFrame({"big": pl.Series([1, -2], dtype=pl.Int128), "deep": pl.Series([[1], [2]], dtype=pl.List(pl.Int128))})
+
+
+WIDE_VALUES = [1, -2, None, -(2**127), 2**127 - 1, 0, 2**64, -(2**64) - 1]
+
+
+def test_a_128_bit_integer_column_hashes_as_its_16_little_endian_bytes():
+    """Polars exports Int128 and UInt128 in a format of its own; a column
+    of them is hashed as each value's 16 little-endian bytes, in every call
+    that takes Polars data, nulls kept."""
+    signed = pl.Series("big", WIDE_VALUES, dtype=pl.Int128)
+    want = [None if v is None else digest(v.to_bytes(16, "little", signed=True)) for v in WIDE_VALUES]
+    assert bb.hash_arrow(signed).to_pylist() == want
+    assert signed.blake3.digest().to_list() == want
+    assert pl.DataFrame({"big": signed}).select(pl.col("big").blake3.digest())["big"].to_list() == want
+    lazy = pl.DataFrame({"big": signed}).lazy().select(pl.col("big").blake3.digest())
+    assert lazy.collect(engine="streaming")["big"].to_list() == want
+    assert bb.hash_arrow(signed.slice(2, 3)).to_pylist() == want[2:5]
+    two_chunks = pl.concat([signed, signed], rechunk=False)
+    assert bb.hash_arrow(two_chunks).to_pylist() == want * 2
+    u64 = [None if d is None else int.from_bytes(d[:8], "little") for d in want]
+    assert bb.hash_arrow_u64(signed).to_pylist() == u64
+    assert [d for batch in bb.hash_arrow_batches(pl.DataFrame({"big": signed})) for d in batch.to_pylist()] == want
+    if hasattr(pl, "UInt128"):  # Polars 1.34 and later
+        values = [0, 2**128 - 1, None, 2**127, 2**64 - 1]
+        unsigned = pl.Series("u", values, dtype=pl.UInt128)
+        assert unsigned.blake3.digest().to_list() == [None if v is None else digest(v.to_bytes(16, "little")) for v in values]
+
+
+def test_a_table_with_128_bit_integers_has_the_row_digests_of_duckdbs_hugeint():
+    """DuckDB exports HUGEINT as decimal128(38, 0), its 16 little-endian
+    bytes; Polars' Int128 columns are read as the same, so a table's rows
+    have one digest from either, whatever its other columns hold."""
+    duckdb = pytest.importorskip("duckdb")
+    values = [v for v in WIDE_VALUES if v is None or abs(v) < 10**38]
+    df = pl.DataFrame({"name": [f"r{i}" for i in range(len(values))], "big": pl.Series(values, dtype=pl.Int128), "n": pl.Series([None] * len(values), dtype=pl.Null)})
+    con = duckdb.connect()
+    con.register("frame", df.with_columns(pl.col("big").cast(pl.Decimal(38, 0))).to_arrow())
+    from_duckdb = con.sql("SELECT name, big::HUGEINT AS big, n FROM frame").arrow()
+    from_duckdb = from_duckdb.read_all() if hasattr(from_duckdb, "read_all") else from_duckdb
+    assert from_duckdb.schema.field("big").type == pa.decimal128(38, 0)
+    assert bb.hash_arrow(df, rows=True).to_pylist() == bb.hash_arrow(from_duckdb, rows=True).to_pylist()
+    assert bb.hash_arrow(df["big"]).to_pylist() == bb.hash_arrow(from_duckdb.column("big")).to_pylist()
+
+
+def test_128_bit_integers_nested_in_a_column_are_refused_naming_it():
+    deep = pl.DataFrame({"deep": pl.Series([[1], [2]], dtype=pl.List(pl.Int128)), "ok": [1, 2]})
     for call in (
-        lambda: wide.select(pl.col("big").blake3.digest()),
-        lambda: bb.hash_arrow(wide["deep"]),
-        lambda: bb.hash_arrow(wide, rows=True),
+        lambda: deep.select(pl.col("deep").blake3.digest()),
+        lambda: bb.hash_arrow(deep["deep"]),
+        lambda: bb.hash_arrow(deep, rows=True),
+        lambda: bb.hash_arrow(pl.Series("s", [{"a": 1}], dtype=pl.Struct({"a": pl.Int128}))),
     ):
-        with pytest.raises(TypeError, match=r"'(big|deep)'.* 128-bit integers.*cast"):
+        with pytest.raises(TypeError, match=r"'(deep|s)' with 128-bit integers inside.*cast"):
             call()
-    as_text = wide["big"].cast(pl.String)
-    assert as_text.blake3.digest().to_list() == [digest("1"), digest("-2")]
+    as_decimals = deep["deep"].cast(pl.List(pl.Decimal(38, 0)))
+    assert bb.hash_arrow(as_decimals).to_pylist() == [digest(v.to_bytes(16, "little", signed=True)) for v in (1, 2)]
