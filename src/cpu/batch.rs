@@ -7,7 +7,7 @@ use super::kernel::{GroupParams, LaneGroup, MAX_LANES};
 use super::prefetch::prefetch;
 use super::regular_trees::hash_regular_trees;
 use super::share::{share, share_checking};
-use super::subtrees::{hash_all_in_subtrees, hash_in_subtrees};
+use super::subtrees::hash_all_in_subtrees;
 use super::tree::{hash_trees, TreeBlob, Trees};
 use super::Kernel;
 use crate::blobs::{BlobSource, Offset};
@@ -26,7 +26,7 @@ use std::sync::{Mutex, PoisonError};
 const TREE_BATCH_BYTES: usize = 1024 * 1024;
 
 /// From this length a blob is hashed on all of the engine's threads when it
-/// has more than one ([`hash_in_subtrees`]), after the rest of its batch.
+/// has more than one ([`hash_all_in_subtrees`]), after the rest of its batch.
 const PARALLEL_BLOB_MIN: usize = 1 << 20;
 
 /// How a batch may use threads.
@@ -545,14 +545,16 @@ fn route_long<'a>(
 /// one `blake3` call.
 fn hash_alone(threads: Threads, mode: Mode, data: &[u8]) -> [u8; 32] {
     if spreads(threads, data.len()) {
-        hash_in_subtrees(threads, mode, data)
+        let mut digest = [[0u8; 32]];
+        hash_all_in_subtrees(threads, mode, &[data], &mut digest);
+        digest[0]
     } else {
         mode.hash_with_blake3(data)
     }
 }
 
 /// Whether a blob of `len` bytes is hashed on all of `threads`
-/// ([`hash_in_subtrees`]): from [`PARALLEL_BLOB_MIN`], on more than one.
+/// ([`hash_all_in_subtrees`]): from [`PARALLEL_BLOB_MIN`], on more than one.
 fn spreads(threads: Threads, len: usize) -> bool {
     len >= PARALLEL_BLOB_MIN && !matches!(threads, Threads::One)
 }

@@ -1,7 +1,8 @@
-//! One large blob spread over the engine's threads: cut into subtrees that
-//! the calling thread and the pool's helpers take as they take chunks of a
-//! batch ([`share`]), each hashed to its chaining value with `blake3`, then
-//! merged up to the root with `blake3::hazmat`.
+//! Large blobs spread over the engine's threads: cut into subtrees (those
+//! of all a batch's large blobs together) that the calling thread and the
+//! pool's helpers take as they take chunks of a batch ([`share`]), each
+//! hashed to its chaining value with `blake3`, then merged up to each
+//! blob's root with `blake3::hazmat`.
 //!
 //! `blake3`'s own multi-threaded update runs only on rayon workers, so the
 //! calling thread, which is one of the engine's threads and not a worker of
@@ -20,17 +21,6 @@ use crate::mode::{Mode, ModeWords};
 /// a MiB gives a 1 MiB blob four, and `blake3` hashes each at its
 /// large-input rate.
 const SUBTREE_LEN: usize = 256 * 1024;
-
-/// The digest of `data` in `mode`, its subtrees hashed on `threads`.
-pub(crate) fn hash_in_subtrees(threads: Threads, mode: Mode, data: &[u8]) -> [u8; 32] {
-    if data.len() <= SUBTREE_LEN {
-        return mode.hash_with_blake3(data);
-    }
-    let hashing = SubtreeHashing::new(mode);
-    let mut chaining_values = vec![[0u8; 32]; data.len().div_ceil(SUBTREE_LEN)];
-    hashing.chaining_values(threads, 0, data, SUBTREE_LEN, &mut chaining_values);
-    hashing.root(&chaining_values)
-}
 
 /// The digests of `blobs` in `mode`, into `out` (one slot each), their
 /// subtrees all hashed in one pass over `threads`
