@@ -230,9 +230,13 @@ impl<'m, 'p> UnitParams<'m, 'p> {
             .deferred
             .into_inner()
             .unwrap_or_else(PoisonError::into_inner);
+        // Most batches have none: nothing to set up then (a derive-key
+        // context would be hashed again).
+        if deferred.is_empty() {
+            return;
+        }
         let blobs: Vec<&[u8]> = deferred.iter().map(|&index| source.blob(index)).collect();
-        let mut digests = vec![[0u8; 32]; blobs.len()];
-        hash_all_in_subtrees(self.threads, self.mode, &blobs, &mut digests);
+        let digests = hash_all_in_subtrees(self.threads, self.mode, &blobs);
         for (index, digest) in deferred.into_iter().zip(digests) {
             out[index] = digest;
         }
@@ -545,9 +549,7 @@ fn route_long<'a>(
 /// one `blake3` call.
 fn hash_alone(threads: Threads, mode: Mode, data: &[u8]) -> [u8; 32] {
     if spreads(threads, data.len()) {
-        let mut digest = [[0u8; 32]];
-        hash_all_in_subtrees(threads, mode, &[data], &mut digest);
-        digest[0]
+        hash_all_in_subtrees(threads, mode, &[data])[0]
     } else {
         mode.hash_with_blake3(data)
     }

@@ -22,24 +22,16 @@ use crate::mode::{Mode, ModeWords};
 /// large-input rate.
 const SUBTREE_LEN: usize = 256 * 1024;
 
-/// The digests of `blobs` in `mode`, into `out` (one slot each), their
-/// subtrees all hashed in one pass over `threads`
-/// ([`SubtreeHashing::roots_of_all`]).
-pub(crate) fn hash_all_in_subtrees(
-    threads: Threads,
-    mode: Mode,
-    blobs: &[&[u8]],
-    out: &mut [[u8; 32]],
-) {
-    debug_assert_eq!(blobs.len(), out.len());
+/// The digests of `blobs` in `mode`, their subtrees all hashed in one
+/// pass over `threads` ([`SubtreeHashing::roots_of_all`]).
+pub(crate) fn hash_all_in_subtrees(threads: Threads, mode: Mode, blobs: &[&[u8]]) -> Vec<[u8; 32]> {
     let hashing = SubtreeHashing::new(mode);
-    let digests = hashing.roots_of_all(
+    hashing.roots_of_all(
         threads,
         blobs,
         |blob| mode.hash_with_blake3(blob),
         |children| hashing.root(children),
-    );
-    out.copy_from_slice(&digests);
+    )
 }
 
 /// Subtrees of blobs in one mode: each subtree's chaining value, and a
@@ -478,8 +470,7 @@ mod tests {
                 .collect();
             for threads in [Threads::One, Threads::Pool(&pool)] {
                 for count in [1, 2, blobs.len()] {
-                    let mut out = vec![[0u8; 32]; count];
-                    hash_all_in_subtrees(threads, mode, &blobs[..count], &mut out);
+                    let out = hash_all_in_subtrees(threads, mode, &blobs[..count]);
                     assert_eq!(out, expected[..count], "{mode:?}, {count} blobs");
                     let readers = hashing.output_readers_of_all(threads, &blobs[..count]);
                     let outputs: Vec<[u8; 131]> = readers.into_iter().map(read).collect();
