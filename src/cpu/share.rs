@@ -53,8 +53,9 @@ const FINISH_SPIN: Duration = Duration::from_micros(50);
 /// chunks of consecutive blobs, on the calling thread and the helpers of
 /// `threads` (a pool, or rayon's global pool).
 ///
-/// `hash` gets chunks that start on a multiple of [`MAX_LANES`] blobs, so a
-/// run of equal-length blobs aligned to lane groups stays aligned.
+/// `hash` gets chunks that start on a multiple of [`MAX_LANES`] blobs where
+/// blobs are short ([`chunk_end`]), so a run of equal-length blobs aligned
+/// to lane groups stays aligned.
 pub(crate) fn share<S, F>(threads: Threads, source: &S, out: &mut [[u8; 32]], hash: F)
 where
     S: BlobSource,
@@ -215,50 +216,68 @@ fn take_chunk<'o, S: BlobSource>(
     Some((start, slots))
 }
 
-/// Where a chunk of blobs from `start` (before `count`) ends: at the first
-/// lane-group boundary where its weight reaches [`UNIT_BYTES`], or where it
-/// holds `share` blobs and at least [`MIN_CHUNK_WEIGHT`]; at `count` if
-/// neither comes first.
+/// Where a chunk of blobs from `start` (before `count`) ends: after the
+/// first blob at which its weight reaches [`UNIT_BYTES`], or at which it
+/// holds `share` blobs and at least [`MIN_CHUNK_WEIGHT`] ([`ending_blob`]);
+/// at `count` if neither comes first. That end is then moved on to the next
+/// lane-group boundary ([`MAX_LANES`]), so that every chunk but the last
+/// starts on one and a run of equal-length blobs aligned to lane groups
+/// stays aligned, unless the blobs that adds weigh [`MIN_CHUNK_WEIGHT`] or
+/// more: then blobs are long enough that alignment is worth nothing beside
+/// their hashing, and a batch of 16 or fewer (a lane group of 512 KiB
+/// blobs, the 4 to 16 subtrees of a 1 to 4 MiB blob) is still shared among
+/// threads, as it was not when chunks were whole lane groups.
+fn chunk_end<S: BlobSource>(source: &S, start: usize, count: usize, share: usize) -> usize {
+    let end = ending_blob(source, start, count, share);
+    let aligned = end.next_multiple_of(MAX_LANES).min(count);
+    match weight(source, end, aligned) < MIN_CHUNK_WEIGHT {
+        true => aligned,
+        false => end,
+    }
+}
+
+/// The end of the shortest chunk from `start` that [`chunk_end`]'s tests
+/// end (or `count`).
 ///
 /// Both tests only turn true as the chunk grows, so where blobs lie back
 /// to back ([`BlobSource::CONTIGUOUS`]: packed offsets, records), and a
-/// range's bytes are one subtraction, the end is bisected: a
-/// walk over every lane group read a new cache line of offsets per group,
-/// often one the other thread had just checked, and took 1.2 % of two
-/// threads' time on 64-byte blobs (AVX-512, Zen 4). Other sources sum
-/// their lengths as they go, a group at a time.
-fn chunk_end<S: BlobSource>(source: &S, start: usize, count: usize, share: usize) -> usize {
-    let group_end = |groups: usize| (start + groups * MAX_LANES).min(count);
+/// range's bytes are one subtraction, the end is bisected: a walk over
+/// every lane group read a new cache line of offsets per group, often one
+/// the other thread had just checked, and took 1.2 % of two threads' time
+/// on 64-byte blobs (AVX-512, Zen 4). Other sources sum their lengths as
+/// they go.
+fn ending_blob<S: BlobSource>(source: &S, start: usize, count: usize, share: usize) -> usize {
     let ends_chunk = |end: usize, weight: usize| {
         weight >= UNIT_BYTES || (end - start >= share && weight >= MIN_CHUNK_WEIGHT)
     };
     if S::CONTIGUOUS {
-        let groups = (count - start).div_ceil(MAX_LANES);
-        let weight = |end: usize| source.bytes(start, end) + (end - start) * BLOB_WEIGHT;
-        // The first group count whose end ends the chunk lies in
-        // `fewest..=most`; the last one ends it whatever its weight.
-        let (mut fewest, mut most) = (1, groups);
+        // The first end that ends the chunk lies in `fewest..=most`; the
+        // last one ends it whatever its weight.
+        let (mut fewest, mut most) = (start + 1, count);
         while fewest < most {
             let middle = fewest + (most - fewest) / 2;
-            let end = group_end(middle);
-            if ends_chunk(end, weight(end)) {
+            if ends_chunk(middle, weight(source, start, middle)) {
                 most = middle;
             } else {
                 fewest = middle + 1;
             }
         }
-        return group_end(fewest);
+        return fewest;
     }
     let (mut end, mut weight) = (start, 0);
     while end < count {
-        let next = (end + MAX_LANES).min(count);
-        weight += source.bytes(end, next) + (next - end) * BLOB_WEIGHT;
-        end = next;
+        weight += source.len(end) + BLOB_WEIGHT;
+        end += 1;
         if ends_chunk(end, weight) {
             break;
         }
     }
     end
+}
+
+/// The weight of blobs `start..end`: their bytes and [`BLOB_WEIGHT`] each.
+fn weight<S: BlobSource>(source: &S, start: usize, end: usize) -> usize {
+    source.bytes(start, end) + (end - start) * BLOB_WEIGHT
 }
 
 #[cfg(test)]
@@ -311,7 +330,7 @@ mod tests {
                 let share = (count - start) / workers;
                 let end = chunk_end(&packed, start, count, share);
                 assert_eq!(end, chunk_end(&slices, start, count, share), "from {start}");
-                assert!(end > start && (end == count || (end - start) % MAX_LANES == 0));
+                assert!(end > start && (end == count || end % MAX_LANES == 0));
                 start = end;
                 chunks += 1;
             }
@@ -320,6 +339,40 @@ mod tests {
                 "{count} blobs in {chunks} chunks"
             );
         }
+    }
+
+    /// Pieces of 256 KiB that `blake3` hashes one at a time: the eight of a
+    /// 2 MiB blob.
+    struct Subtrees<'a>(&'a [u8]);
+
+    impl BlobSource for Subtrees<'_> {
+        fn count(&self) -> usize {
+            self.0.len().div_ceil(256 * 1024)
+        }
+
+        fn blob(&self, index: usize) -> &[u8] {
+            &self.0[index * 256 * 1024..((index + 1) * 256 * 1024).min(self.0.len())]
+        }
+    }
+
+    /// Long blobs are cut into chunks blob by blob, not lane group by lane
+    /// group: the eight subtrees of one 2 MiB blob, and a lane group of
+    /// 512 KiB blobs, are shared among two threads, and a chunk still ends
+    /// at [`UNIT_BYTES`].
+    #[test]
+    fn long_blobs_are_shared_one_by_one() {
+        let data = vec![0u8; 64 << 20];
+        let source = Subtrees(&data[..2 << 20]);
+        assert_eq!(source.count(), 8);
+        assert_eq!(chunk_end(&source, 0, 8, 8 / 2), 4);
+        assert_eq!(chunk_end(&source, 4, 8, 4 / 2), 6);
+        assert_eq!(chunk_end(&source, 7, 8, 0), 8);
+        let source = Subtrees(&data);
+        assert_eq!(chunk_end(&source, 0, 256, 128), 16);
+        let offsets: Vec<u64> = (0..=16).map(|blob| blob << 19).collect();
+        let packed = Packed::new(&data, &offsets).unwrap();
+        assert_eq!(chunk_end(&packed, 0, 16, 8), 8);
+        assert_eq!(chunk_end(&packed, 8, 16, 4), 12);
     }
 
     /// A part of a pool leaves its other workers free: work asked of the

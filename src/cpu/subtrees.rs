@@ -127,9 +127,8 @@ impl<'a> SubtreeHashing<'a> {
     /// A root of each of `blobs`: the subtrees of all of them hashed in
     /// one pass over `threads`, then each blob's chaining values given to
     /// `root` (or the blob to `whole`, where it is one subtree). One blob at
-    /// a time, a batch of blobs of a few subtrees each (1 to 4 MiB) kept two
-    /// threads no busier than one: each blob's hand-over between threads
-    /// cost about as much as its hashing.
+    /// a time, each of a batch of blobs of a few subtrees (1 to 4 MiB) would
+    /// pay a hand-over between threads.
     pub(crate) fn roots_of_all<R>(
         &self,
         threads: Threads,
