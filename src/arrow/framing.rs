@@ -56,7 +56,7 @@ impl Framing<'_, '_> {
             .collect();
         let measured = self
             .threads
-            .map_here(parts, |(lengths, first)| self.measure(first, lengths));
+            .map(parts, |(lengths, first)| self.measure(first, lengths));
         measured.into_iter().collect::<Result<(), Error>>()?;
         let mut total = 0;
         for offset in &mut piece.offsets[1..] {
@@ -77,7 +77,7 @@ impl Framing<'_, '_> {
         }
         let written = self
             .threads
-            .map_here(parts, |(first, bounds, out)| self.write(first, bounds, out));
+            .map(parts, |(first, bounds, out)| self.write(first, bounds, out));
         written.into_iter().collect()
     }
 

@@ -6,7 +6,7 @@ use super::groups::{hash_back_to_back, prefetch_input, Binner, Job};
 use super::kernel::{GroupParams, LaneGroup, MAX_LANES};
 use super::prefetch::prefetch;
 use super::regular_trees::hash_regular_trees;
-use super::share::{share, share_checking};
+use super::share::{share, share_checking, share_items};
 use super::subtrees::hash_all_in_subtrees;
 use super::tree::{hash_trees, TreeBlob, Trees};
 use super::Kernel;
@@ -62,82 +62,22 @@ impl<'p> Threads<'p> {
         Threads::Part { pool, workers }
     }
 
-    /// `work` on every item, spread over these threads, the outputs in the
-    /// items' order (opening and reading many files side by side).
+    /// `work` on every item, spread over these threads, the calling thread
+    /// among them, the outputs in the items' order (tasks of extended
+    /// output, files opened and read side by side; [`share_items`]).
     pub(crate) fn map<T: Send, O: Send>(
-        self,
-        items: Vec<T>,
-        work: impl Fn(T) -> O + Sync + Send,
-    ) -> Vec<O> {
-        use rayon::iter::{IntoParallelIterator, ParallelIterator};
-        match self {
-            // A lone item is not worth waking a thread for.
-            _ if items.len() <= 1 => items.into_iter().map(work).collect(),
-            Threads::One => items.into_iter().map(work).collect(),
-            Threads::Pool(pool)
-            | Threads::Part {
-                pool: Some(pool), ..
-            } => pool.install(|| items.into_par_iter().map(work).collect()),
-            Threads::Global | Threads::Part { pool: None, .. } => {
-                items.into_par_iter().map(work).collect()
-            }
-        }
-    }
-
-    /// `work` on every item, the outputs in the items' order: the first
-    /// item on the calling thread while the pool's threads take the others
-    /// (then the caller waits for them), for a few items of equal work
-    /// each, one per thread. Unlike [`Threads::map`] the caller works
-    /// rather than wait for the pool alone, whose workers are one fewer
-    /// than the engine's threads.
-    #[cfg(feature = "arrow")]
-    pub(crate) fn map_here<T: Send, O: Send>(
         self,
         items: Vec<T>,
         work: impl Fn(T) -> O + Sync,
     ) -> Vec<O> {
-        let pool = match self {
-            _ if items.len() <= 1 => return items.into_iter().map(work).collect(),
-            Threads::One => return items.into_iter().map(work).collect(),
-            Threads::Pool(pool) => Some(pool),
-            Threads::Part { pool, .. } => pool,
-            Threads::Global => None,
-        };
-        let mut outputs: Vec<Option<O>> = items.iter().map(|_| None).collect();
-        match pool {
-            Some(pool) => pool.in_place_scope(|scope| spread(scope, items, &mut outputs, &work)),
-            None => rayon::in_place_scope(|scope| spread(scope, items, &mut outputs, &work)),
-        }
-        let done = outputs
-            .into_iter()
-            .map(|output| output.expect("every item ran"));
-        done.collect()
+        share_items(self, items, work)
     }
 
     /// Runs `work` on every item, spread over these threads (the GPU's
     /// packing of a slab: copies too big for one core).
-    pub(crate) fn for_each<T: Send>(self, items: Vec<T>, work: impl Fn(T) + Sync + Send) {
+    pub(crate) fn for_each<T: Send>(self, items: Vec<T>, work: impl Fn(T) + Sync) {
         // A `Vec<()>` allocates nothing.
         self.map(items, work);
-    }
-}
-
-/// [`Threads::map_here`]'s spread: the first item on the calling thread,
-/// the others spawned into `scope`, each output into its slot.
-#[cfg(feature = "arrow")]
-fn spread<'s, T: Send + 's, O: Send + 's>(
-    scope: &rayon::Scope<'s>,
-    items: Vec<T>,
-    outputs: &'s mut [Option<O>],
-    work: &'s (impl Fn(T) -> O + Sync),
-) {
-    let mut pairs = items.into_iter().zip(outputs.iter_mut());
-    let here = pairs.next();
-    for (item, slot) in pairs {
-        scope.spawn(move |_| *slot = Some(work(item)));
-    }
-    if let Some((item, slot)) = here {
-        *slot = Some(work(item));
     }
 }
 

@@ -129,6 +129,53 @@ where
     verdict.expect("the calling thread ran its share")
 }
 
+/// `work` on every item, the outputs in the items' order, on the calling
+/// thread and the helpers of `threads`, which take runs of items from one
+/// queue as [`share`]'s threads take chunks: half of what is left over the
+/// threads at a time, so a late helper still finds work and runs shrink
+/// towards the end.
+///
+/// Handed to the pool as one parallel iterator, a few long items (the four
+/// 1 MiB tasks of 4 MiB of extended outputs) took as long on two threads
+/// as on one: the caller slept while the pool's workers woke one after the
+/// other, and its own pool has one worker fewer than the engine's threads.
+pub(crate) fn share_items<T: Send, O: Send>(
+    threads: Threads,
+    items: Vec<T>,
+    work: impl Fn(T) -> O + Sync,
+) -> Vec<O> {
+    let workers = workers(threads);
+    let count = items.len();
+    if workers == 1 || count <= 1 {
+        return items.into_iter().map(work).collect();
+    }
+    // The next item's index, and the items not yet taken.
+    let queue = Mutex::new((0, items.into_iter()));
+    let runs = Mutex::new(Vec::new());
+    let drain = || loop {
+        let (first, run): (usize, Vec<T>) = {
+            let mut queue = queue.lock().unwrap_or_else(PoisonError::into_inner);
+            let (next, left) = &mut *queue;
+            if left.len() == 0 {
+                break;
+            }
+            let take = left.len().div_ceil(2 * workers);
+            let first = *next;
+            *next += take;
+            (first, left.by_ref().take(take).collect())
+        };
+        let outputs: Vec<O> = run.into_iter().map(&work).collect();
+        let mut runs = runs.lock().unwrap_or_else(PoisonError::into_inner);
+        runs.push((first, outputs));
+    };
+    work_beside(threads, workers - 1, &drain, drain);
+    let mut runs = runs.into_inner().unwrap_or_else(PoisonError::into_inner);
+    runs.sort_unstable_by_key(|(first, _)| *first);
+    let outputs: Vec<O> = runs.into_iter().flat_map(|(_, outputs)| outputs).collect();
+    debug_assert_eq!(outputs.len(), count);
+    outputs
+}
+
 /// The threads that take chunks: the caller and the pool's helpers.
 ///
 /// The engine's own pool holds one thread fewer than the engine has, as the
@@ -466,5 +513,31 @@ mod tests {
             sum.fetch_add(item, Ordering::Relaxed);
         });
         assert_eq!(sum.into_inner(), 5050);
+    }
+
+    /// Items are shared by the calling thread and the pool's one worker
+    /// (an engine of two threads): each of two items waits until both have
+    /// started, which one thread alone never sees; and every item of many
+    /// runs once, the outputs in the items' order.
+    #[test]
+    fn items_are_shared_by_the_caller_and_the_pool() {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .unwrap();
+        for threads in [Threads::Pool(&pool), Threads::Global.part(2)] {
+            let started = AtomicUsize::new(0);
+            let deadline = Instant::now() + Duration::from_secs(10);
+            let together = share_items(threads, vec![0, 1], |_| {
+                started.fetch_add(1, Ordering::AcqRel);
+                while started.load(Ordering::Acquire) < 2 && Instant::now() < deadline {
+                    std::thread::yield_now();
+                }
+                started.load(Ordering::Acquire) == 2
+            });
+            assert_eq!(together, [true, true], "two threads took an item each");
+            let outputs = share_items(threads, (0..1000).collect(), |item: usize| item * 3);
+            assert_eq!(outputs, (0..1000).map(|item| item * 3).collect::<Vec<_>>());
+        }
     }
 }

@@ -24,8 +24,9 @@ use crate::mode::Mode;
 const BLOBS_PER_TASK: usize = 256;
 /// Input bytes at which a task ends short of [`BLOBS_PER_TASK`] blobs, so
 /// that blobs of many KiB are shared among threads too (64 blobs of 1 MiB
-/// made one task, on one thread of two).
-const TASK_BYTES: usize = 1 << 20;
+/// made one task, on one thread of two; at 1 MiB a task, so did 16 blobs
+/// of 64 KiB).
+const TASK_BYTES: usize = 256 * 1024;
 /// Blobs hashed into one temporary buffer of digests at a time for
 /// outputs of under 32 bytes.
 const BLOBS_PER_PIECE: usize = 1 << 16;
