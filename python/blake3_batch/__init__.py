@@ -169,8 +169,8 @@ def hash_iter(
 ) -> DigestIterator:
     """Digests of an iterable of bytes-like objects (a generator, a
     database cursor), yielded in order as each batch of ``batch_size``
-    items is hashed as by ``hash_many``: a stream of any length in one
-    batch's memory."""
+    items (fewer once they hold 64 MiB) is hashed as by ``hash_many``: a
+    stream of any length in one batch's memory."""
     return default_engine().hash_iter(
         items, batch_size=batch_size, length=length, seek=seek, hex=hex, key=key, derive_key=derive_key
     )

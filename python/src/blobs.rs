@@ -77,14 +77,18 @@ pub fn blob_iterator<'py>(
 
 /// The items of an iterator as blobs, or a `TypeError` that names the
 /// first item that is not bytes-like (by its index, counted from `first`,
-/// in the items of `call`).
+/// in the items of `call`). Items are taken until the iterator ends or
+/// the blobs hold `max_bytes` (the item that reaches it among them), the
+/// rest left in the iterator.
 pub fn blob_items<'py>(
     items: impl Iterator<Item = PyResult<Bound<'py, PyAny>>>,
     capacity: usize,
+    max_bytes: usize,
     call: &str,
     first: usize,
 ) -> PyResult<Vec<Blob<'py>>> {
     let mut blobs = Vec::with_capacity(capacity);
+    let mut bytes = 0usize;
     for (index, item) in (first..).zip(items) {
         let item = item?;
         let blob = blob_of(&item, call, index)?.ok_or_else(|| {
@@ -98,7 +102,11 @@ pub fn blob_items<'py>(
                 }
             ))
         })?;
+        bytes = bytes.saturating_add(blob.as_bytes()?.len());
         blobs.push(blob);
+        if bytes >= max_bytes {
+            break;
+        }
     }
     Ok(blobs)
 }

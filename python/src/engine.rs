@@ -317,15 +317,15 @@ impl PyEngine {
         let engine = self.engine()?;
         let iterator = blob_iterator(items, "hash_many takes a sequence")?;
         let count = items.len().unwrap_or(0);
-        let blobs = blob_items(iterator, count, "hash_many", 0)?;
+        let blobs = blob_items(iterator, count, usize::MAX, "hash_many", 0)?;
         hash_blobs(py, &engine, &blobs, &options, hex)
     }
 
     /// Digests of an iterable of bytes-like objects (a generator, a
     /// database cursor, a stream too long for one list), as an iterator
-    /// that yields them in order: items are taken `batch_size` at a time
-    /// and each batch is hashed as by `hash_many`, so at most one batch is
-    /// held.
+    /// that yields them in order: items are taken `batch_size` at a time,
+    /// or fewer where they reach 64 MiB, and each batch is hashed as by
+    /// `hash_many`, so at most one batch is held.
     #[pyo3(signature = (items, *, batch_size = 65536, length = 32, seek = 0, hex = false, key = None, derive_key = None))]
     // One Rust argument per Python keyword argument.
     #[allow(clippy::too_many_arguments)]
@@ -766,6 +766,11 @@ fn hash_blobs<'py>(
 /// The most items a `DigestIterator` makes room for before it takes a
 /// batch: a stream may end well short of a large `batch_size`.
 const BATCH_CAPACITY: usize = 65536;
+/// A `DigestIterator`'s batch ends at the item that brings it to this
+/// many bytes, short of `batch_size` items: a batch of 65 536 items of
+/// 1 MiB would hold 64 GiB. 64 MiB keeps every thread of a large machine
+/// busy, as one `hash_many` call of it does.
+const BATCH_BYTES: usize = 64 << 20;
 
 /// What `Engine.hash_iter` returns: an iterator over the outputs of an
 /// iterable's items, hashed a batch at a time as they are needed.
@@ -798,7 +803,7 @@ impl DigestIterator {
             // Each item converted as it is taken, not gathered first.
             let items = self.items.bind(py).clone().take(self.batch_size);
             let capacity = self.batch_size.min(BATCH_CAPACITY);
-            let blobs = blob_items(items, capacity, "hash_iter", self.taken)?;
+            let blobs = blob_items(items, capacity, BATCH_BYTES, "hash_iter", self.taken)?;
             if blobs.is_empty() {
                 return Ok(None);
             }

@@ -114,6 +114,28 @@ def test_hash_iter_yields_each_batch_as_its_items_are_needed():
     assert list(digests) == []
 
 
+def test_hash_iter_ends_a_batch_of_large_items_at_64_mib():
+    taken = []
+
+    def source():
+        for index in range(200):
+            taken.append(index)
+            # 1 MiB + 1 each, in every kind hash_many reads in place.
+            value = bytes([index]) * ((1 << 20) + 1)
+            yield [value, bytearray(value), memoryview(value)][index % 3]
+
+    digests = bb.hash_iter(source())
+    assert next(digests) == blake3.blake3(bytes([0]) * ((1 << 20) + 1)).digest()
+    # The item that brings the batch to 64 MiB ends it: 64 items, not 200.
+    assert len(taken) == 64
+    rest = list(digests)
+    assert len(rest) == 199
+    assert rest[-1] == blake3.blake3(bytes([199]) * ((1 << 20) + 1)).digest()
+    # A lone item larger than the budget is a batch of its own.
+    huge = [b"a" * (65 << 20), b"b"]
+    assert list(bb.hash_iter(huge)) == [blake3.blake3(item).digest() for item in huge]
+
+
 def test_hash_iter_takes_every_option_of_hash_many():
     key = bytes(range(32))
     values = [b"", b"a", b"x" * 1025, bytes(range(200))]
