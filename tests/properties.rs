@@ -386,49 +386,38 @@ fn equal_length_batches_past_one_work_unit() {
 /// Batches of long blobs, which threads share blob by blob rather than a
 /// lane group at a time, so that chunks start inside lane groups: equal
 /// lengths the lanes take (regular trees, a chunk and a bit, two chunks per
-/// lane) and lengths `blake3` takes, as records, packed and slices, on the
-/// two-thread engines and a pool of 3; in counts under a lane group, one
-/// past it and a few groups with a tail.
+/// lane) and lengths `blake3` takes, as slices and packed on every engine,
+/// and as records on those and a pool of 3; in counts under a lane group,
+/// one past it and a few groups with a tail.
 #[test]
 fn long_blobs_in_chunks_that_start_inside_lane_groups() {
     let buffer = buffer();
     let three = Engine::builder().threads(3).build().unwrap();
-    let engines: Vec<(&str, &Engine)> = all_engines()
+    let engines = all_engines()
         .iter()
-        .map(|(name, engine)| (name.as_str(), engine))
-        .chain([("pool of 3", &three)])
-        .collect();
+        .map(|(name, engine)| (name.as_str(), engine));
+    let engines: Vec<(&str, &Engine)> = engines.chain([("pool of 3", &three)]).collect();
     for len in [8 * 1024, 1025 + 1024, 16 * 1024, 32 * 1024, 70_001] {
         for count in [5, 17, 40] {
             let cuts: Vec<Cut> = (0..count)
                 .map(|index| ((index * 4099) % (BUFFER_LEN - len), len))
                 .collect();
-            let blobs: Vec<&[u8]> = cuts
+            check_all_layouts(&buffer, &cuts, &ModeChoice::Hash).unwrap();
+            let records: Vec<u8> = cuts
                 .iter()
-                .map(|&(at, len)| &buffer[at..at + len])
+                .flat_map(|&(at, len)| &buffer[at..at + len])
+                .copied()
                 .collect();
-            let want: Vec<[u8; 32]> = blobs
-                .iter()
-                .map(|blob| reference(Mode::Hash, blob))
+            let want: Vec<[u8; 32]> = records
+                .chunks(len)
+                .map(|record| reference(Mode::Hash, record))
                 .collect();
-            let records = blobs.concat();
-            let (data, offsets) = pack(&blobs, 1);
             for (name, engine) in &engines {
                 let mut out = vec![[0u8; 32]; count];
                 engine
                     .hash_records_into(Mode::Hash, &records, len, &mut out)
                     .unwrap();
                 assert_eq!(out, want, "{count} records of {len} bytes on {name}");
-                out.fill([0; 32]);
-                engine
-                    .hash_packed_into(Mode::Hash, &data, &offsets, &mut out)
-                    .unwrap();
-                assert_eq!(out, want, "{count} packed blobs of {len} bytes on {name}");
-                out.fill([0; 32]);
-                engine
-                    .hash_slices_into(Mode::Hash, &blobs, &mut out)
-                    .unwrap();
-                assert_eq!(out, want, "{count} slices of {len} bytes on {name}");
             }
         }
     }
