@@ -149,20 +149,17 @@ pub(crate) fn share_items<T: Send, O: Send>(
     if workers == 1 || count <= 1 {
         return items.into_iter().map(work).collect();
     }
-    // The next item's index, and the items not yet taken.
-    let queue = Mutex::new((0, items.into_iter()));
+    // The items not yet taken: the last ones.
+    let left = Mutex::new(items.into_iter());
     let runs = Mutex::new(Vec::new());
     let drain = || loop {
         let (first, run): (usize, Vec<T>) = {
-            let mut queue = queue.lock().unwrap_or_else(PoisonError::into_inner);
-            let (next, left) = &mut *queue;
+            let mut left = left.lock().unwrap_or_else(PoisonError::into_inner);
             if left.len() == 0 {
                 break;
             }
             let take = left.len().div_ceil(2 * workers);
-            let first = *next;
-            *next += take;
-            (first, left.by_ref().take(take).collect())
+            (count - left.len(), left.by_ref().take(take).collect())
         };
         let outputs: Vec<O> = run.into_iter().map(&work).collect();
         let mut runs = runs.lock().unwrap_or_else(PoisonError::into_inner);
@@ -331,6 +328,7 @@ fn weight<S: BlobSource>(source: &S, start: usize, end: usize) -> usize {
 mod tests {
     use super::*;
     use crate::blobs::Slices;
+    use crate::cpu::subtrees::Pieces;
     use std::sync::atomic::AtomicBool;
 
     /// Lengths from a fixed xorshift, each in `0..=longest`.
@@ -388,20 +386,6 @@ mod tests {
         }
     }
 
-    /// Pieces of 256 KiB that `blake3` hashes one at a time: the eight of a
-    /// 2 MiB blob.
-    struct Subtrees<'a>(&'a [u8]);
-
-    impl BlobSource for Subtrees<'_> {
-        fn count(&self) -> usize {
-            self.0.len().div_ceil(256 * 1024)
-        }
-
-        fn blob(&self, index: usize) -> &[u8] {
-            &self.0[index * 256 * 1024..((index + 1) * 256 * 1024).min(self.0.len())]
-        }
-    }
-
     /// Long blobs are cut into chunks blob by blob, not lane group by lane
     /// group: the eight subtrees of one 2 MiB blob, and a lane group of
     /// 512 KiB blobs, are shared among two threads, and a chunk still ends
@@ -409,12 +393,13 @@ mod tests {
     #[test]
     fn long_blobs_are_shared_one_by_one() {
         let data = vec![0u8; 64 << 20];
-        let source = Subtrees(&data[..2 << 20]);
+        // The subtrees of one 2 MiB blob.
+        let source = Pieces::new(&data[..2 << 20], 256 * 1024);
         assert_eq!(source.count(), 8);
         assert_eq!(chunk_end(&source, 0, 8, 8 / 2), 4);
         assert_eq!(chunk_end(&source, 4, 8, 4 / 2), 6);
         assert_eq!(chunk_end(&source, 7, 8, 0), 8);
-        let source = Subtrees(&data);
+        let source = Pieces::new(&data, 256 * 1024);
         assert_eq!(chunk_end(&source, 0, 256, 128), 16);
         let offsets: Vec<u64> = (0..=16).map(|blob| blob << 19).collect();
         let packed = Packed::new(&data, &offsets).unwrap();

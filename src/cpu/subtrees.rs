@@ -101,10 +101,7 @@ impl<'a> SubtreeHashing<'a> {
     ) {
         debug_assert_eq!(out.len(), data.len().div_ceil(piece_len));
         let part_len = piece_len.min(SUBTREE_LEN);
-        let parts = Pieces {
-            data,
-            len: part_len,
-        };
+        let parts = Pieces::new(data, part_len);
         let hash_parts = |out: &mut [ChainingValue]| {
             share(threads, &parts, out, |first, slots| {
                 for (index, slot) in (first..).zip(slots) {
@@ -279,9 +276,15 @@ impl SubtreeStack {
 }
 
 /// Data cut into pieces of `len` bytes, the last one shorter or equal.
-struct Pieces<'a> {
+pub(super) struct Pieces<'a> {
     data: &'a [u8],
     len: usize,
+}
+
+impl<'a> Pieces<'a> {
+    pub(super) fn new(data: &'a [u8], len: usize) -> Self {
+        Pieces { data, len }
+    }
 }
 
 impl BlobSource for Pieces<'_> {
