@@ -526,6 +526,62 @@ fn dictionaries_hash_each_rows_value_with_few_or_many_values() {
     }
 }
 
+/// Each row of a dictionary, and of a run-end encoded array sliced past
+/// its first runs, of many more rows than one thread's share gets its
+/// value's output at every output length: digests, `u64` keys, prefixes
+/// and extended outputs from a seek, on two threads.
+#[test]
+fn every_row_of_a_long_dictionary_or_run_array_gets_its_values_output() {
+    let values = StringArray::from(vec!["ada", "grace", "edsger"]);
+    let mut next = xorshift(0xd1c7_0a7e);
+    let keys: Vec<i32> = (0..40_000).map(|_| (next() % 3) as i32).collect();
+    let dictionary = DictionaryArray::new(Int32Array::from(keys.clone()), Arc::new(values.clone()));
+    // Runs of 1 to 4 rows, the values in turn; the array sliced from row
+    // 10, inside its third run or later.
+    let mut ends = vec![];
+    while ends.last().is_none_or(|&end| end < 40_010) {
+        ends.push(ends.last().unwrap_or(&0) + 1 + (next() % 4) as i32);
+    }
+    let run_values =
+        StringArray::from_iter_values((0..ends.len()).map(|run| values.value(run % 3)));
+    let runs =
+        RunArray::<Int32Type>::try_new(&Int32Array::from(ends.clone()), &run_values).unwrap();
+    let runs = runs.slice(10, 40_000);
+    // Row `row` of the array lies in the first run that ends past it.
+    let mut run = 0;
+    let run_keys: Vec<i32> = (10..40_010)
+        .map(|row| {
+            while ends[run] <= row {
+                run += 1;
+            }
+            (run % 3) as i32
+        })
+        .collect();
+    let engine = blake3_batch::Engine::builder()
+        .backend(blake3_batch::Backend::Cpu)
+        .threads(2)
+        .build()
+        .unwrap();
+    for (name, array, keys) in [
+        ("dictionary", &dictionary as &dyn Array, &keys),
+        ("runs", &runs, &run_keys),
+    ] {
+        for (length, seek) in [(32, 0), (8, 0), (20, 3), (100, 50)] {
+            let outputs = engine
+                .hash_arrow_xof_at(Mode::Hash, array, length, seek)
+                .unwrap();
+            for (row, &key) in keys.iter().enumerate() {
+                let value = values.value(key as usize).as_bytes();
+                assert_eq!(
+                    outputs.value(row),
+                    reference_xof_at(Mode::Hash, value, length, seek),
+                    "{name} row {row}, {length} bytes from {seek}"
+                );
+            }
+        }
+    }
+}
+
 #[test]
 fn dictionaries_of_numbers_hash_each_rows_number() {
     let values = Int64Array::from(vec![Some(7), None, Some(-3)]);

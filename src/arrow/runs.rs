@@ -11,6 +11,7 @@ use arrow_array::types::{Int16Type, Int32Type, Int64Type};
 use arrow_array::Array;
 use arrow_schema::DataType;
 
+use super::dictionary::copy_outputs_by_key;
 use crate::{Engine, Error, ErrorKind, Mode};
 
 /// A run-end encoded array's run ends as Arrow stores them: for each run,
@@ -191,13 +192,10 @@ impl<'a> Runs<'a> {
         let runs = self.runs();
         let values = self.values.slice(runs.start, runs.len());
         let value_outputs = super::outputs(engine, mode, (length, seek), values.as_ref())?;
-        for (run, rows) in self.rows_of_runs() {
-            let output = &value_outputs[(run - runs.start) * length..][..length];
-            let slots = &mut out[rows.start * length..rows.end * length];
-            for slot in slots.chunks_exact_mut(length) {
-                slot.copy_from_slice(output);
-            }
-        }
+        // Each row's run among the values hashed.
+        let mut keys = self.keys();
+        keys.iter_mut().for_each(|run| *run -= runs.start);
+        copy_outputs_by_key(engine, (&value_outputs, length), &keys, out);
         Ok(())
     }
 }
