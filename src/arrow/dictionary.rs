@@ -131,8 +131,8 @@ pub(super) fn copy_outputs_by_key(
 
 /// [`copy_outputs_by_key`] for outputs of `N` bytes: digests and `u64`
 /// keys are a copy of a fixed size each, a few instructions where a copy
-/// of any length calls `memcpy` (the `u64` keys of 500 000 rows took 1.8
-/// ms with a call each, 1.3 without, on one thread).
+/// of any length calls `memcpy` (`hash_arrow_u64` of 500 000 rows of 100
+/// values took 1.8 ms with a call each, 1.3 without, on one thread).
 fn copy_fixed<const N: usize>(outputs: &[u8], keys: &[usize], slots: &mut [u8]) {
     let (outputs, _) = outputs.as_chunks::<N>();
     let (slots, _) = slots.as_chunks_mut::<N>();

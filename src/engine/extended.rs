@@ -246,10 +246,10 @@ impl Engine {
     /// Bytes `start..start + length` (within the first 32) of every
     /// digest, hashed on the backend a piece of blobs at a time (see
     /// [`PIECE_BLOBS_PER_THREAD`]), then cut from the digests on the
-    /// engine's threads (one thread cut 200 000 of them in the time two
-    /// hashed their 64-byte blobs). A
-    /// batch that may fail part way (the GPU's) is cut into a buffer of
-    /// its own, so that `out` is written only once every piece is hashed.
+    /// engine's threads (cutting 200 000 on one thread took as long as
+    /// hashing their 64-byte blobs on two). A batch that may fail part way
+    /// (the GPU's) is cut into a buffer of its own, so that `out` is
+    /// written only once every piece is hashed.
     fn digest_pieces<S: BlobSource>(
         &self,
         mode: Mode,
