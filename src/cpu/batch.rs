@@ -73,8 +73,9 @@ impl<'p> Threads<'p> {
         share_items(self, items, work)
     }
 
-    /// Runs `work` on every item, spread over these threads (the GPU's
-    /// packing of a slab: copies too big for one core).
+    /// Runs `work` on every item, spread over these threads: copies too
+    /// big for one core (the GPU's packing of a slab, outputs cut from
+    /// digests or copied to a dictionary's rows).
     pub(crate) fn for_each<T: Send>(self, items: Vec<T>, work: impl Fn(T) + Sync) {
         // A `Vec<()>` allocates nothing.
         self.map(items, work);

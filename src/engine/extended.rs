@@ -412,10 +412,11 @@ fn tasks<'o, S: BlobSource>(
 /// fifth of the time to hash 64-byte blobs and cut 8 bytes from each).
 fn cut_pieces(digests: &[u8], start: usize, length: usize, pieces: &mut [u8]) {
     let count = pieces.len() / length;
-    // The 32 bytes from a piece on fit in `pieces` where ⌈32 / length⌉
-    // pieces start there or after, and then the 32 from its digest's
-    // `start` in `digests` (two digests where `length` is under 32).
-    let wide = count.saturating_sub(32usize.div_ceil(length));
+    // The 32 bytes from a piece on fit in `pieces` where it and the pieces
+    // after it are at least ⌈32 / length⌉, and then the 32 from its
+    // digest's `start` fit in `digests` (two digests where `length` is
+    // under 32).
+    let wide = (count + 1).saturating_sub(32usize.div_ceil(length));
     for index in 0..wide {
         let digest = &digests[index * 32 + start..][..32];
         pieces[index * length..][..32].copy_from_slice(digest);
