@@ -1162,6 +1162,73 @@ fn records_longer_than_the_read_buffer_stream_through() {
     assert_eq!(text(&out.stdout), record_lines(&chunks));
 }
 
+/// Bytes `seek..seek + length` of the output of each record, as `blake3`
+/// gives it: a hex line each, or (`raw`) the bytes run together.
+fn record_outputs(records: &[&[u8]], (length, seek): (usize, u64), raw: bool) -> Vec<u8> {
+    let mut want = Vec::new();
+    for record in records {
+        let mut output = blake3::Hasher::new().update(record).finalize_xof();
+        output.set_position(seek);
+        let mut bytes = vec![0; length];
+        output.fill(&mut bytes);
+        match raw {
+            true => want.extend_from_slice(&bytes),
+            false => {
+                let hex: String = bytes.iter().map(|byte| format!("{byte:02x}")).collect();
+                want.extend_from_slice(format!("{hex}\n").as_bytes());
+            }
+        }
+    }
+    want
+}
+
+/// Short records over several read pieces and batches, cut and formatted
+/// on three threads (a pool of them with more than one): each layout and
+/// output form gives what `blake3` gives, in input order.
+#[test]
+fn records_cut_and_written_on_several_threads_match_blake3() {
+    // 300 000 records of 0 to 60 bytes, about 9 MiB: over one read piece
+    // and four batches, with runs of empty records.
+    let records: Vec<Vec<u8>> = (0..300_000usize)
+        .map(|index| {
+            let len = match index % 1000 < 20 {
+                true => 0,
+                false => index * 7919 % 61,
+            };
+            (0..len)
+                .map(|at| b'a' + ((index + at) % 26) as u8)
+                .collect()
+        })
+        .collect();
+    let slices: Vec<&[u8]> = records.iter().map(Vec::as_slice).collect();
+    for (layout, delimiter) in [("--lines", b'\n'), ("-0", 0)] {
+        let mut input = slices.join(&delimiter);
+        // The last record without its delimiter still counts.
+        input.push(delimiter);
+        input.extend_from_slice(b"tail");
+        let mut all = slices.clone();
+        all.push(b"tail");
+        let forms: [(&[&str], (usize, u64), bool); 5] = [
+            (&[], (32, 0), false),
+            (&["--raw"], (32, 0), true),
+            (&["-l", "5", "--seek", "3"], (5, 3), false),
+            (&["-l", "40", "--raw"], (40, 0), true),
+            (&["-l", "0", "--seek", "40"], (0, 40), false),
+        ];
+        for (form, output, raw) in forms {
+            let out = run(
+                b3batch()
+                    .args(["--threads", "3", "records", layout])
+                    .args(form),
+                &input,
+            );
+            assert!(out.status.success(), "{form:?}: {}", text(&out.stderr));
+            let want = record_outputs(&all, output, raw);
+            assert!(out.stdout == want, "{layout} {form:?}: output differs");
+        }
+    }
+}
+
 /// 1 GiB of records through a process whose address space is capped at
 /// 768 MiB: it can only finish by streaming.
 #[cfg(target_os = "linux")]

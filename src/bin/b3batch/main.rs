@@ -1,14 +1,18 @@
 //! `b3batch`: the command-line front end of blake3-batch.
 
 mod bench;
+mod delimited;
 mod files;
 mod hash;
 mod info;
 mod names;
 mod options;
+mod output_text;
 mod random;
+mod reader_thread;
 mod records;
 mod selftest;
+mod writer_thread;
 
 use std::io;
 use std::process::ExitCode;

@@ -1,10 +1,20 @@
 //! `b3batch records`: one digest per record of a file or stdin, streamed.
 //!
-//! Memory stays bounded whatever the input size: input is read in pieces of
-//! [`PIECE`] bytes, records are hashed [`RECORDS_PER_BATCH`] at a time, and
-//! a record longer than a piece is hashed incrementally as it streams by.
-//! The bound is about 2 × `PIECE` + 40 bytes × `RECORDS_PER_BATCH`, some
-//! 20 MiB, plus the engine's threads.
+//! Three stages overlap: a thread reads the next piece of input
+//! ([`ReaderThread`]) while records are cut from this one, hashed by the
+//! engine and formatted, and a thread writes the text made before
+//! ([`WriterThread`]). Cutting delimited records and formatting outputs
+//! run on as many threads as the engine hashes with (`--threads`), so
+//! none of it stays on one core where hashing short records is spread
+//! over many (or a GPU).
+//!
+//! Memory stays bounded whatever the input size: input is read in two
+//! pieces of [`PIECE`] bytes, records are hashed [`RECORDS_PER_BATCH`] at
+//! a time, and a record still open at a piece's end (one longer than a
+//! piece too) is hashed incrementally as it streams by. The bound is about
+//! 2 × `PIECE` + 40 bytes × `RECORDS_PER_BATCH` + three texts of a batch
+//! (up to 2 × [`EXTENDED_BUFFER`] in hex each), some 45 MiB, plus the
+//! threads.
 //!
 //! The input is read into the engine's pinned memory and the digests land
 //! in it ([`Engine::pinned_buffer`]): where a GPU takes a batch of records
@@ -24,10 +34,14 @@ use std::process::ExitCode;
 use blake3_batch::{Engine, PinnedBuffer};
 use clap::{ArgGroup, Args};
 
-use crate::files::{put, Digest, Encoding};
+use crate::delimited::cut_on_threads;
+use crate::files::{Digest, Encoding};
 use crate::options::{CliError, GlobalArgs, HashMode, ModeArgs};
+use crate::output_text::{write_empty, write_outputs};
+use crate::reader_thread::ReaderThread;
+use crate::writer_thread::WriterThread;
 
-/// Bytes read from the input at a time.
+/// Bytes read from the input into one buffer, at most.
 pub const PIECE: usize = 8 << 20;
 /// Records hashed in one engine call, at most.
 const RECORDS_PER_BATCH: usize = 64 * 1024;
@@ -107,7 +121,7 @@ pub fn run(args: &RecordsArgs, global: &GlobalArgs) -> Result<ExitCode, CliError
         (None, true) => Layout::Delimited(0),
         (None, false) => Layout::Delimited(b'\n'),
     };
-    let (input, total): (Box<dyn Read>, Option<u64>) = match &args.file {
+    let (input, total): (Box<dyn Read + Send>, Option<u64>) = match &args.file {
         Some(path) if !from_stdin => {
             let file = File::open(path).map_err(|error| {
                 CliError::Message(format!("{}: {error}", path.to_string_lossy()))
@@ -129,7 +143,7 @@ pub fn run(args: &RecordsArgs, global: &GlobalArgs) -> Result<ExitCode, CliError
             }
             (Box::new(file), len)
         }
-        _ => (Box::new(io::stdin().lock()), None),
+        _ => (Box::new(io::stdin()), None),
     };
     let engine = global.engine()?;
     let pinned = |len| {
@@ -137,31 +151,29 @@ pub fn run(args: &RecordsArgs, global: &GlobalArgs) -> Result<ExitCode, CliError
             .pinned_buffer(len)
             .map_err(|error| CliError::Message(error.to_string()))
     };
-    let buffer = pinned(PIECE)?;
+    let buffers = [pinned(PIECE)?, pinned(PIECE)?];
     let progress = global.progress(total, "bytes");
-    let stdout = io::stdout();
+    let pool = helper_threads(engine.threads())?;
+    let encoding = match args.raw {
+        true => Encoding::Raw,
+        false => Encoding::Hex,
+    };
     let mut sink = Sink {
         engine: &engine,
         mode: &mode,
         length: args.length,
         seek: args.seek,
-        encoding: match args.raw {
-            true => Encoding::Raw,
-            false => Encoding::Hex,
-        },
+        encoding,
+        pool: pool.as_ref(),
         digests: pinned(32 * RECORDS_PER_BATCH)?,
-        out: io::BufWriter::new(stdout.lock()),
+        out: WriterThread::start(|| io::stdout().lock())?,
     };
-    let result = stream_records(
-        progress.wrap_read(input),
-        buffer,
-        layout,
-        args.allow_short,
-        &mut sink,
-    );
+    let input = ReaderThread::start(progress.wrap_read(input), buffers)?;
+    let result = stream_records(input, layout, args.allow_short, &mut sink);
     progress.finish_and_clear();
-    sink.out.flush()?;
+    let written = sink.out.finish();
     result?;
+    written?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -190,7 +202,7 @@ impl Batch<'_> {
 }
 
 /// Hashes record batches and writes their digests.
-struct Sink<'a, W: Write> {
+struct Sink<'a> {
     engine: &'a Engine,
     mode: &'a HashMode,
     /// Output bytes per record (`--length`).
@@ -198,16 +210,23 @@ struct Sink<'a, W: Write> {
     /// The output's first byte (`--seek`).
     seek: u64,
     encoding: Encoding,
+    /// Threads that cut records and format outputs (as many as the
+    /// engine hashes with), or none for one thread.
+    pool: Option<&'a rayon::ThreadPool>,
     /// Digest slots for a batch, reused.
     digests: PinnedBuffer,
-    out: W,
+    out: WriterThread,
 }
 
-impl<W: Write> Sink<'_, W> {
+impl Sink<'_> {
     /// Hashes a batch of records and writes their digests in order: by the
     /// engine, or one record at a time by `blake3` for extended output.
     fn hash_and_write(&mut self, batch: Batch) -> Result<(), CliError> {
         let count = batch.count();
+        if self.length == 0 {
+            // No output bytes to make, whatever the records and --seek.
+            return Ok(write_empty(self.encoding, count, &mut self.out)?);
+        }
         if self.seek.saturating_add(self.length) > 32 {
             let batched = usize::try_from(self.length).ok();
             if let Some(length) = batched.filter(|&length| length <= BATCHED_OUTPUT) {
@@ -227,16 +246,12 @@ impl<W: Write> Sink<'_, W> {
             Batch::Slices(records) => self.engine.hash_slices_into(mode, records, slots),
         }
         .map_err(|error| CliError::Message(error.to_string()))?;
-        for digest in &*slots {
-            let digest = Digest::Hash(*digest);
-            write_digest(
-                &mut self.out,
-                (self.length, self.seek),
-                self.encoding,
-                digest,
-            )?;
-        }
-        Ok(())
+        // Within the digest, as the branch above checked.
+        let (seek, length) = (self.seek as usize, self.length as usize);
+        let digests = slots.as_flattened();
+        let (pool, range) = (self.pool, seek..seek + length);
+        let outputs = (digests, 32, range);
+        Ok(write_outputs(pool, self.encoding, outputs, &mut self.out)?)
     }
 
     /// Extended output of every record of `batch` by the engine (on its
@@ -264,10 +279,8 @@ impl<W: Write> Sink<'_, W> {
                 }
             }
             .map_err(|error| CliError::Message(error.to_string()))?;
-            for output in outputs.chunks_exact(length) {
-                put(output, self.encoding, &mut self.out)?;
-                end_record(&mut self.out, self.encoding)?;
-            }
+            let outputs = (&outputs[..], length, 0..length);
+            write_outputs(self.pool, self.encoding, outputs, &mut self.out)?;
         }
         Ok(())
     }
@@ -305,81 +318,72 @@ fn end_record(out: &mut impl Write, encoding: Encoding) -> Result<(), CliError> 
     Ok(())
 }
 
-/// Reads `input` to its end through `buffer` ([`PIECE`] bytes), cutting
-/// records and hashing them in batches.
-fn stream_records<W: Write>(
-    mut input: impl Read,
-    mut buffer: PinnedBuffer,
+/// Reads `input` to its end, a piece of up to [`PIECE`] bytes at a time on
+/// the reader thread, cutting records and hashing them in batches. A
+/// record still open at the end of a piece goes on through a hasher into
+/// the next (so no piece waits for the one before it to be moved), and
+/// one longer than a piece streams through it whole.
+fn stream_records(
+    input: ReaderThread,
     layout: Layout,
     allow_short: bool,
-    sink: &mut Sink<'_, W>,
+    sink: &mut Sink<'_>,
 ) -> Result<(), CliError> {
-    // `buffer[..filled]` holds input not yet hashed, starting at a record
-    // boundary (or inside a long record being streamed through `long`).
-    let mut filled = 0;
-    let mut long: Option<blake3::Hasher> = None;
+    let mut input = input;
+    let mut open: Option<blake3::Hasher> = None;
     loop {
-        let read = read_some(&mut input, &mut buffer[filled..])?;
-        let at_end = read == 0;
-        filled += read;
+        // What is made goes out before waiting on a slow stream for more.
+        sink.out.flush()?;
+        let (buffer, filled) = input.next()?;
+        if filled == 0 {
+            return finish(layout, allow_short, open, sink);
+        }
+        let data = &buffer[..filled];
         let mut start = 0;
-        // First finish a record that began in an earlier piece and was too
-        // long for the buffer.
-        if let Some(hasher) = long.as_mut() {
+        // First finish the record that the pieces before left open.
+        if let Some(hasher) = open.as_mut() {
             let (take, complete) = match layout {
                 Layout::Sized(size) => {
                     let take = (size - hasher.count() as usize).min(filled);
                     (take, hasher.count() as usize + take == size)
                 }
-                Layout::Delimited(delimiter) => {
-                    match memchr::memchr(delimiter, &buffer[..filled]) {
-                        Some(end) => (end, true),
-                        None => (filled, false),
-                    }
-                }
+                Layout::Delimited(delimiter) => match memchr::memchr(delimiter, data) {
+                    Some(end) => (end, true),
+                    None => (filled, false),
+                },
             };
-            hasher.update_rayon(&buffer[..take]);
+            hasher.update_rayon(&data[..take]);
             start = take;
             if complete {
-                sink.finish_hasher(long.take().expect("hasher"))?;
+                sink.finish_hasher(open.take().expect("hasher"))?;
                 // The delimiter ends the record and belongs to no record.
                 if matches!(layout, Layout::Delimited(_)) {
                     start += 1;
                 }
             }
         }
-        if long.is_none() {
+        if open.is_none() {
             start = match layout {
-                Layout::Sized(size) => cut_sized(&buffer[..filled], start, size, sink)?,
-                Layout::Delimited(delimiter) => {
-                    cut_delimited(&buffer[..filled], start, delimiter, sink)?
-                }
+                Layout::Sized(size) => cut_sized(data, start, size, sink)?,
+                Layout::Delimited(delimiter) => cut_delimited(data, start, delimiter, sink)?,
             };
-            if start == 0 && filled == buffer.len() {
-                // A full buffer without one whole record: stream the record
-                // through a hasher rather than grow the buffer.
+            if start < filled {
                 let mut hasher = sink.mode.hasher();
-                hasher.update_rayon(&buffer[..filled]);
-                long = Some(hasher);
-                start = filled;
+                hasher.update_rayon(&data[start..]);
+                open = Some(hasher);
             }
         }
-        // Keep the unfinished record at the front of the buffer.
-        buffer.copy_within(start..filled, 0);
-        filled -= start;
-        if at_end {
-            return finish(layout, allow_short, &buffer[..filled], long, sink);
-        }
+        input.recycle(buffer);
     }
 }
 
 /// Hashes the whole `size`-byte records in `data[start..]` in batches;
 /// returns where the unfinished last record starts.
-fn cut_sized<W: Write>(
+fn cut_sized(
     data: &[u8],
     mut start: usize,
     size: usize,
-    sink: &mut Sink<'_, W>,
+    sink: &mut Sink<'_>,
 ) -> Result<usize, CliError> {
     loop {
         let count = ((data.len() - start) / size).min(RECORDS_PER_BATCH);
@@ -394,12 +398,18 @@ fn cut_sized<W: Write>(
 
 /// Hashes the complete records in `data[start..]` in batches; returns where
 /// the unfinished last record starts.
-fn cut_delimited<W: Write>(
+fn cut_delimited(
     data: &[u8],
     mut start: usize,
     delimiter: u8,
-    sink: &mut Sink<'_, W>,
+    sink: &mut Sink<'_>,
 ) -> Result<usize, CliError> {
+    if let Some(pool) = sink.pool {
+        let layout = (delimiter, RECORDS_PER_BATCH);
+        return cut_on_threads(pool, data, start, layout, |records| {
+            sink.hash_and_write(Batch::Slices(records))
+        });
+    }
     loop {
         // Records are not back to back (delimiters sit between them), so
         // they go to the engine as slices.
@@ -422,25 +432,35 @@ fn cut_delimited<W: Write>(
     }
 }
 
-/// The input ended: hash what is left of the last record.
-fn finish<W: Write>(
+/// The threads beside the engine's that cut records and format outputs:
+/// as many as it hashes with, or none (the caller's) for one.
+fn helper_threads(threads: usize) -> Result<Option<rayon::ThreadPool>, CliError> {
+    if threads <= 1 {
+        return Ok(None);
+    }
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .thread_name(|index| format!("b3batch-records-{index}"))
+        .build()
+        .map_err(|error| CliError::Message(format!("starting {threads} threads: {error}")))?;
+    Ok(Some(pool))
+}
+
+/// The input ended: hash the last record, if one was left open.
+fn finish(
     layout: Layout,
     allow_short: bool,
-    rest: &[u8],
-    long: Option<blake3::Hasher>,
-    sink: &mut Sink<'_, W>,
+    open: Option<blake3::Hasher>,
+    sink: &mut Sink<'_>,
 ) -> Result<(), CliError> {
-    let partial = long.as_ref().map_or(0, |hasher| hasher.count() as usize) + rest.len();
-    if partial == 0 {
+    let Some(hasher) = open else {
         return Ok(());
-    }
+    };
     if let Layout::Sized(size) = layout {
         if !allow_short {
-            return Err(short_record(partial as u64, size));
+            return Err(short_record(hasher.count(), size));
         }
     }
-    let mut hasher = long.unwrap_or_else(|| sink.mode.hasher());
-    hasher.update(rest);
     sink.finish_hasher(hasher)
 }
 
@@ -450,14 +470,4 @@ fn short_record(partial: u64, size: usize) -> CliError {
         "the last record has {partial} bytes, not {size}: the input is not a whole number of \
          records (pass --allow-short to hash the short record too)"
     ))
-}
-
-fn read_some(input: &mut impl Read, buffer: &mut [u8]) -> Result<usize, CliError> {
-    loop {
-        match input.read(buffer) {
-            Ok(read) => return Ok(read),
-            Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
-            Err(error) => return Err(CliError::Message(format!("reading the input: {error}"))),
-        }
-    }
 }
