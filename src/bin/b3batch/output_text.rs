@@ -1,8 +1,8 @@
 //! The text `records` writes for a batch of outputs (a hex line each, or
 //! the raw bytes), made on as many threads as the engine hashes with and
-//! handed at once to the thread that writes it. One thread formatting and writing a line at a time
-//! took as long as hashing short records on one, so it capped `records`
-//! whatever the core count.
+//! handed at once to the thread that writes it. One thread formatting and
+//! writing a line at a time took as long as hashing short records on one,
+//! so it capped `records` whatever the core count.
 
 use std::io::{self, Write};
 use std::ops::Range;

@@ -324,12 +324,11 @@ fn end_record(out: &mut impl Write, encoding: Encoding) -> Result<(), CliError> 
 /// the next (so no piece waits for the one before it to be moved), and
 /// one longer than a piece streams through it whole.
 fn stream_records(
-    input: ReaderThread,
+    mut input: ReaderThread,
     layout: Layout,
     allow_short: bool,
     sink: &mut Sink<'_>,
 ) -> Result<(), CliError> {
-    let mut input = input;
     let mut open: Option<blake3::Hasher> = None;
     loop {
         // What is made goes out before waiting on a slow stream for more.
