@@ -1,15 +1,12 @@
 //! Arrow arrays hashed in place by the library's `Engine::hash_arrow_*`
 //! (binary and string values, numbers and lists of them, and dictionaries
-//! of any hashable type),
-//! the digests turned into hex strings, and NumPy records. Tested from
+//! of any hashable type), and NumPy records. Tested from
 //! Python through the built extension (python/tests), against blake3-py on
 //! every Arrow type, slice and null pattern.
 
 use std::sync::Arc;
 
-use arrow_array::cast::AsArray;
-use arrow_array::{Array, ArrayRef, GenericStringArray, OffsetSizeTrait};
-use arrow_buffer::{Buffer, OffsetBuffer, ScalarBuffer};
+use arrow_array::{Array, ArrayRef};
 use blake3_batch::{Engine, Error, ErrorKind, Mode};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -120,68 +117,6 @@ pub fn hash_array_u64(engine: &Engine, mode: Mode, array: &dyn Array) -> Result<
     Ok(Arc::new(engine.hash_arrow_u64(mode, array)?))
 }
 
-/// Every byte's two lowercase hex digits.
-const HEX_PAIRS: [[u8; 2]; 256] = {
-    let digits = b"0123456789abcdef";
-    let mut pairs = [[0u8; 2]; 256];
-    let mut byte = 0;
-    while byte < 256 {
-        pairs[byte] = [digits[byte >> 4], digits[byte & 15]];
-        byte += 1;
-    }
-    pairs
-};
-
-/// `bytes` in lowercase hex, two digits a byte, as blake3-py's `hexdigest`.
-pub fn hex_string(bytes: &[u8]) -> String {
-    let mut digits = Vec::with_capacity(2 * bytes.len());
-    push_hex(bytes, &mut digits);
-    String::from_utf8(digits).expect("hex digits are ASCII")
-}
-
-/// Appends `bytes` in lowercase hex to `digits`: a pair of digits a byte,
-/// looked up and stored together.
-fn push_hex(bytes: &[u8], digits: &mut Vec<u8>) {
-    let start = digits.len();
-    digits.resize(start + 2 * bytes.len(), 0);
-    let (pairs, _) = digits[start..].as_chunks_mut::<2>();
-    for (pair, &byte) in pairs.iter_mut().zip(bytes) {
-        *pair = HEX_PAIRS[usize::from(byte)];
-    }
-}
-
-/// The rows of `outputs` (a FixedSizeBinary array from [`hash_array`]) as
-/// hex strings of twice their width, nulls kept: a `string` array, or a
-/// `large_string` one where `large` (more than 2 GiB of digits).
-pub fn hex_array(outputs: &ArrayRef, large: bool) -> Result<ArrayRef, Error> {
-    match large {
-        false => hex_strings::<i32>(outputs),
-        true => hex_strings::<i64>(outputs),
-    }
-}
-
-fn hex_strings<O: OffsetSizeTrait>(outputs: &ArrayRef) -> Result<ArrayRef, Error> {
-    let outputs = outputs.as_fixed_size_binary();
-    let width = 2 * outputs.value_length() as usize;
-    let too_large = || ErrorKind::OutOfMemory {
-        what: format!("the hex strings ({} × {width} characters)", outputs.len()),
-        bytes: outputs.len().saturating_mul(width),
-    };
-    let ends = (0..=outputs.len()).map(|row| O::from_usize(row * width).ok_or_else(too_large));
-    let offsets = ends.collect::<Result<Vec<O>, _>>()?;
-    let mut digits = Vec::new();
-    digits
-        .try_reserve_exact(outputs.len() * width)
-        .map_err(|_| too_large())?;
-    push_hex(outputs.value_data(), &mut digits);
-    let strings = GenericStringArray::<O>::try_new(
-        OffsetBuffer::new(ScalarBuffer::from(offsets)),
-        Buffer::from_vec(digits),
-        outputs.nulls().cloned(),
-    );
-    Ok(Arc::new(strings.expect("hex digits are UTF-8 at every offset")) as ArrayRef)
-}
-
 /// A zeroed buffer for `count` outputs of `length` bytes, or the error
 /// that says it is too large (extended outputs can ask for anything).
 pub fn output_buffer(count: usize, length: usize) -> Result<Vec<u8>, Error> {
@@ -192,12 +127,10 @@ pub fn output_buffer(count: usize, length: usize) -> Result<Vec<u8>, Error> {
     let bytes = count
         .checked_mul(length)
         .ok_or_else(|| too_large(usize::MAX))?;
-    let mut buffer = Vec::new();
-    buffer
-        .try_reserve_exact(bytes)
-        .map_err(|_| too_large(bytes))?;
-    buffer.resize(bytes, 0);
-    Ok(buffer)
+    // Zeroed by the allocator (fresh pages from the kernel for a large
+    // output), not by a pass on this thread: the engine's threads that
+    // write the outputs fault the pages in.
+    bytemuck::allocation::try_zeroed_vec(bytes).map_err(|()| too_large(bytes).into())
 }
 
 /// `count` records of `size` bytes (possibly 0) back to back in `data`:

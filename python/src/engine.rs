@@ -15,12 +15,12 @@ use pyo3_arrow::input::AnyArray;
 use pyo3_arrow::{PyArray, PyArrayReader, PyChunkedArray};
 
 use crate::arrow::{
-    arrow_input, hash_array, hash_array_u64, hex_array, hex_string, imported, output_buffer,
-    records_into, unsupported,
+    arrow_input, hash_array, hash_array_u64, imported, output_buffer, records_into, unsupported,
 };
 use crate::batches::ArrowDigestBatches;
 use crate::blobs::{blob_items, blob_iterator, Blob};
 use crate::errors::to_py;
+use crate::hex::{hex_array, hex_string};
 use crate::options::{type_name, Options, OwnedMode};
 use crate::paths::{path_list, path_of};
 use crate::pinned::PyPinnedBuffer;
@@ -138,8 +138,8 @@ impl PyEngine {
                     let mode = options.mode.as_mode();
                     let outputs = hash_array(&engine, mode, (length, options.seek), array)?;
                     match output {
-                        DataType::Utf8 => hex_array(&outputs, false),
-                        DataType::LargeUtf8 => hex_array(&outputs, true),
+                        DataType::Utf8 => hex_array(&outputs, false, engine.threads()),
+                        DataType::LargeUtf8 => hex_array(&outputs, true, engine.threads()),
                         _ => Ok(outputs),
                     }
                 };

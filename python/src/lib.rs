@@ -7,6 +7,7 @@ mod batches;
 mod blobs;
 mod engine;
 mod errors;
+mod hex;
 mod options;
 mod paths;
 mod pinned;

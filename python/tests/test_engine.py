@@ -93,6 +93,18 @@ def test_hash_many_reads_every_bytes_like_object_either_side_of_the_in_place_siz
     ]
 
 
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_a_large_hex_column_is_formatted_on_the_engines_threads_exactly(threads):
+    # 20 001 outputs of 61 bytes (1.2 MB): enough for a thread per 256 KiB,
+    # in pieces that end inside an output.
+    rng = np.random.default_rng(threads)
+    values = [None if n % 9 == 0 else rng.bytes(int(n)) for n in rng.integers(0, 120, 20_001)]
+    engine = bb.Engine(backend="cpu", threads=threads)
+    hexes = engine.hash_arrow(pa.array(values, pa.binary()), length=61, seek=5, hex=True)
+    assert hexes.type == pa.string()
+    assert hexes.to_pylist() == [None if v is None else blake3.blake3(v).digest(61, seek=5).hex() for v in values]
+
+
 def test_hash_iter_yields_each_batch_as_its_items_are_needed():
     rng = np.random.default_rng(11)
     values = [rng.integers(0, 256, rng.integers(0, 3000), dtype=np.uint8).tobytes() for _ in range(1000)]

@@ -240,12 +240,10 @@ fn output_buffer(count: usize, length: usize) -> Result<Vec<u8>, Error> {
     let bytes = count
         .checked_mul(length)
         .ok_or_else(|| too_large(usize::MAX))?;
-    let mut buffer = Vec::new();
-    buffer
-        .try_reserve_exact(bytes)
-        .map_err(|_| too_large(bytes))?;
-    buffer.resize(bytes, 0);
-    Ok(buffer)
+    // Zeroed by the allocator (fresh pages from the kernel for a large
+    // output), not by a pass on this thread: the engine's threads that
+    // write the outputs fault the pages in.
+    bytemuck::allocation::try_zeroed_vec(bytes).map_err(|()| too_large(bytes).into())
 }
 
 /// The rows that are null.
