@@ -3,12 +3,15 @@
 //! lengths only) and the ceiling, `blake3::Hasher::update` over one 64 MiB
 //! input on one thread.
 //!
+//! Then batches of a few blobs each against the same loop.
+//!
 //! `cargo bench --bench hash_many`; criterion prints bytes/s for every row,
 //! so ratios against the baselines come from one run, and compressions/s
-//! for the `compressions/` rows (1 KiB and mixed lengths). Every batch holds
-//! 64 Ki blobs, as the speed targets are stated for (4 MiB at 64 B, 1 GiB at
-//! 16 KiB); batches over 64 MiB take ten timed runs each (flat sampling), so
-//! the large sizes cost seconds, not minutes, per row.
+//! for the `compressions/` rows (1 KiB and mixed lengths). Every batch of
+//! the throughput rows holds 64 Ki blobs, as the speed targets are stated
+//! for (4 MiB at 64 B, 1 GiB at 16 KiB); batches over 64 MiB take ten timed
+//! runs each (flat sampling), so the large sizes cost seconds, not minutes,
+//! per row.
 
 use std::time::Duration;
 
@@ -267,5 +270,49 @@ fn extended(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, ceiling, backends, extended);
+/// Blobs in a small batch each: what the few-blob batches of a stream or
+/// of a tiny Arrow chunk cost.
+const SMALL_BATCHES: [usize; 5] = [2, 3, 5, 8, 16];
+
+/// 4096 blobs hashed a few at a time ([`SMALL_BATCHES`]) on one thread,
+/// against a `blake3::hash` loop over the same blobs in the same run: the
+/// rows where the engine hashes blob by blob (setting up its lanes would
+/// cost more) and those where its lanes pay off.
+fn small_batches(c: &mut Criterion) {
+    let mut group = c.benchmark_group("small_batches");
+    group
+        .sample_size(10)
+        .warm_up_time(Duration::from_millis(300))
+        .measurement_time(MEASUREMENT_TIME);
+    let engine = Engine::builder().threads(1).build().expect("CPU engine");
+    for size in [64, 1024] {
+        let blobs: Vec<Vec<u8>> = (0..4096u32)
+            .map(|index| index.to_le_bytes().repeat(size / 4))
+            .collect();
+        let mut out = vec![[0u8; 32]; blobs.len()];
+        group.throughput(Throughput::Bytes((blobs.len() * size) as u64));
+        group.bench_function(BenchmarkId::new("blake3_hash_loop", size), |b| {
+            b.iter(|| {
+                for (blob, slot) in blobs.iter().zip(out.iter_mut()) {
+                    *slot = *blake3::hash(blob).as_bytes();
+                }
+            })
+        });
+        for count in SMALL_BATCHES {
+            let name = format!("batches_of_{count}");
+            group.bench_function(BenchmarkId::new(name, size), |b| {
+                b.iter(|| {
+                    for (batch, slots) in blobs.chunks(count).zip(out.chunks_mut(count)) {
+                        engine
+                            .hash_slices_into(Mode::Hash, batch, slots)
+                            .expect("hashed");
+                    }
+                })
+            });
+        }
+    }
+    group.finish();
+}
+
+criterion_group!(benches, ceiling, backends, extended, small_batches);
 criterion_main!(benches);
