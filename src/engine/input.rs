@@ -21,6 +21,13 @@ use crate::error::{Error, ErrorKind};
 #[cfg(any(unix, windows))]
 const FILE_PIECE: usize = 1 << 20;
 
+#[cfg(any(unix, windows))]
+thread_local! {
+    /// Each thread's buffer for the pieces it reads and hashes
+    /// ([`FileInput::hash_in_pieces`]): one piece, kept for the next.
+    static PIECE: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
 /// A stream's input, read window by window.
 pub(super) trait Input {
     /// The first window: up to `len` bytes, all of them unless the input
@@ -28,6 +35,21 @@ pub(super) trait Input {
     fn first_window(&mut self, len: usize) -> Result<Vec<u8>, Error>;
     /// Reads until `buffer` is full or the input ends: the bytes read.
     fn fill(&mut self, buffer: &mut [u8]) -> Result<usize, Error>;
+    /// Where the input can be read in pieces side by side (see
+    /// [`FileInput`]'s) and is longer than `round_len` bytes: reads all of
+    /// it, in pieces of `piece_len` bytes, each passed with its offset to
+    /// `hash` on the thread that read it, and gives what `hash` returns to
+    /// `take` in input order, a round of `round_len` bytes at a time (of
+    /// whole pieces). `None`, having read nothing, where it cannot.
+    fn hash_in_pieces(
+        &mut self,
+        _piece_len: usize,
+        _round_len: usize,
+        _hash: &(dyn Fn(u64, &[u8]) -> [u8; 32] + Sync),
+        _take: &mut dyn FnMut([u8; 32]),
+    ) -> Option<Result<(), Error>> {
+        None
+    }
 }
 
 /// A reader, and how many bytes it gave.
@@ -143,12 +165,18 @@ impl<'f> FileInput<'f> {
         });
         match failure.into_inner().unwrap_or_else(PoisonError::into_inner) {
             None => Ok(()),
-            Some(error) if error.kind() == io::ErrorKind::UnexpectedEof => {
-                self.length_mismatched = true;
-                Err(read_error(self.at, CHANGED.to_owned()))
-            }
-            Some(error) => Err(read_error(self.at, error.to_string())),
+            Some(error) => Err(self.failed_read(error)),
         }
+    }
+
+    /// The error of a read at `self.at` that failed with `error`; a file
+    /// that ended early has changed.
+    fn failed_read(&mut self, error: io::Error) -> Error {
+        if error.kind() == io::ErrorKind::UnexpectedEof {
+            self.length_mismatched = true;
+            return read_error(self.at, CHANGED.to_owned());
+        }
+        read_error(self.at, error.to_string())
     }
 
     /// Fails if the file now holds more than `len` bytes.
@@ -215,6 +243,66 @@ impl Input for FileInput<'_> {
             self.check_no_more()?;
         }
         Ok(take)
+    }
+
+    /// A file read on several threads, each piece into a buffer of the
+    /// thread that reads it and hashed there while it is in that thread's
+    /// cache. Windows read whole and then hashed passed every byte through
+    /// memory twice more (into the window, out of it), which held a 1 GiB
+    /// file in the page cache to 5.4 GiB/s on two threads, against
+    /// `blake3`'s 9.6 over a memory map. On one thread the windows stay:
+    /// there the next is read beside the hashing.
+    fn hash_in_pieces(
+        &mut self,
+        piece_len: usize,
+        round_len: usize,
+        hash: &(dyn Fn(u64, &[u8]) -> [u8; 32] + Sync),
+        take: &mut dyn FnMut([u8; 32]),
+    ) -> Option<Result<(), Error>> {
+        let several = !matches!(self.threads, Threads::One);
+        if self.to_its_end || !several || self.at != 0 || self.len <= round_len as u64 {
+            return None;
+        }
+        Some(self.hash_rounds(piece_len, round_len, hash, take))
+    }
+}
+
+#[cfg(any(unix, windows))]
+impl FileInput<'_> {
+    /// [`Input::hash_in_pieces`] of the whole file, a round at a time.
+    fn hash_rounds(
+        &mut self,
+        piece_len: usize,
+        round_len: usize,
+        hash: &(dyn Fn(u64, &[u8]) -> [u8; 32] + Sync),
+        take: &mut dyn FnMut([u8; 32]),
+    ) -> Result<(), Error> {
+        let file = self.file;
+        while self.at < self.len {
+            let round_end = self.len.min(self.at + round_len as u64);
+            let starts: Vec<u64> = (self.at..round_end).step_by(piece_len).collect();
+            let values = self.threads.map(starts, |start| {
+                let len = (round_end - start).min(piece_len as u64) as usize;
+                PIECE.with_borrow_mut(|buffer| {
+                    buffer.resize(buffer.len().max(len), 0);
+                    let piece = &mut buffer[..len];
+                    let read = positional::read_exact_at(file, piece, start);
+                    read.map(|()| hash(start, piece))
+                        .map_err(|error| (start, error))
+                })
+            });
+            for value in values {
+                match value {
+                    Ok(value) => take(value),
+                    Err((start, error)) => {
+                        self.at = start;
+                        return Err(self.failed_read(error));
+                    }
+                }
+            }
+            self.at = round_end;
+        }
+        self.check_no_more()
     }
 }
 
@@ -323,5 +411,57 @@ mod tests {
         let mut rest = [0u8; 8192];
         assert_eq!(input.fill(&mut rest).unwrap(), 904);
         assert_eq!(input.fill(&mut rest).unwrap(), 0);
+    }
+
+    /// A piece's offset, length and `blake3::hash`, as one value.
+    fn piece_value(offset: u64, piece: &[u8]) -> [u8; 32] {
+        let mut value = *blake3::hash(piece).as_bytes();
+        value[..8].copy_from_slice(&offset.to_le_bytes());
+        value[8..16].copy_from_slice(&(piece.len() as u64).to_le_bytes());
+        value
+    }
+
+    /// Pieces read and hashed on several threads come out in order, each
+    /// from its own bytes; a file that is longer or shorter than its
+    /// length is a read error; one thread, or a file within one round,
+    /// is left to the windows.
+    #[test]
+    fn a_file_hashed_in_pieces_gives_every_piece_in_order() {
+        let bytes: Vec<u8> = (0..5000u32).map(|i| (i * 7 / 3) as u8).collect();
+        let mut file = tempfile::tempfile().unwrap();
+        file.write_all(&bytes).unwrap();
+        let several = Threads::Global;
+        let mut values = Vec::new();
+        let mut input = FileInput::new(&file, 5000, several);
+        let read = input.hash_in_pieces(1024, 2048, &piece_value, &mut |v| values.push(v));
+        read.expect("several threads, three rounds").unwrap();
+        let want: Vec<[u8; 32]> = (0..5000)
+            .step_by(1024)
+            .map(|at| piece_value(at as u64, &bytes[at..(at + 1024).min(5000)]))
+            .collect();
+        assert_eq!(values, want);
+
+        for len in [4000, 4999, 5001, 6000, 9000] {
+            let mut input = FileInput::new(&file, len, several);
+            let read = input.hash_in_pieces(1024, 2048, &piece_value, &mut |_| {});
+            let error = read
+                .expect("several threads")
+                .expect_err("the length changed");
+            let ErrorKind::Read { reason, .. } = error.kind() else {
+                panic!("{error:?}");
+            };
+            assert_eq!(reason, CHANGED, "{len}");
+            assert!(input.length_mismatched(), "{len}");
+        }
+
+        let mut unused = |_| panic!("nothing is hashed");
+        let mut one = FileInput::new(&file, 5000, Threads::One);
+        assert!(one
+            .hash_in_pieces(1024, 2048, &piece_value, &mut unused)
+            .is_none());
+        let mut within = FileInput::new(&file, 5000, several);
+        assert!(within
+            .hash_in_pieces(1024, 5000, &piece_value, &mut unused)
+            .is_none());
     }
 }

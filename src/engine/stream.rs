@@ -229,6 +229,16 @@ impl Engine {
     ) -> Result<Streamed, Error> {
         let side = self.stream_side();
         let window_len = side.window_len();
+        if side == Side::Cpu {
+            let mut stack = SubtreeStack::new();
+            let hash = |offset, piece: &[u8]| hashing.chaining_value(offset, piece);
+            let mut take = |value| stack.push(hashing, value);
+            // At least two pieces: the root is a parent of subtrees.
+            if let Some(read) = input.hash_in_pieces(CPU_PIECE, window_len, &hash, &mut take) {
+                read?;
+                return Ok(Streamed::Tree(stack));
+            }
+        }
         let first = input.first_window(window_len)?;
         let mut peeked = [0u8; 1];
         if first.len() < window_len || input.fill(&mut peeked)? == 0 {
