@@ -490,16 +490,23 @@ fn route_long<'a>(
 /// 4 KiB ran 0.38 to 1.0 times the loop's speed; three to five of 32 or
 /// 64 B, 0.53 to 0.93 times; three of 1 KiB 1.25 times, eight of 64 B 1.4
 /// times. Derived keys hash their context once in the lanes but once a
-/// blob in `blake3`, so they take lanes from three blobs.
+/// blob in `blake3`, so they take lanes from three blobs. Two longer
+/// blobs stay a batch, which threads share (one apiece).
 fn too_few_for_lanes<S: BlobSource>(mode: Mode, source: &S) -> bool {
     let count = source.count();
-    let all_one_block = || (0..count).all(|index| source.blob(index).len() <= BLOCK_LEN);
+    let all_within = |len| (0..count).all(|index| source.blob(index).len() <= len);
     match mode {
-        _ if count <= 2 => true,
+        _ if count <= 1 => true,
+        _ if count == 2 && all_within(FEW_BLOBS_MAX_LEN) => true,
         Mode::DeriveKey(_) => false,
-        _ => count <= 5 && all_one_block(),
+        _ => count <= 5 && all_within(BLOCK_LEN),
     }
 }
+
+/// The longest blobs of a two-blob batch hashed one at a time
+/// ([`too_few_for_lanes`]): two of 4 KiB ran 0.68 times the loop's speed
+/// in lanes.
+const FEW_BLOBS_MAX_LEN: usize = 8 * CHUNK_LEN;
 
 /// Hashes a one-blob batch: on all of `threads` if [`spreads`], else with
 /// one `blake3` call.

@@ -1,7 +1,9 @@
 //! Where a stream's bytes come from ([`super::stream`]): a reader, read in
 //! turn on the calling thread; or a regular file, whose windows are read
 //! at their positions in pieces on the engine's threads, as one thread
-//! copying from the page cache is slower than the hashing it feeds.
+//! copying from the page cache is slower than the hashing it feeds, or,
+//! on several threads, whose pieces are each read and hashed by one of
+//! them ([`Input::hash_in_pieces`]).
 
 use std::fs::Metadata;
 use std::io::{self, Read};
@@ -24,7 +26,9 @@ const FILE_PIECE: usize = 1 << 20;
 #[cfg(any(unix, windows))]
 thread_local! {
     /// Each thread's buffer for the pieces it reads and hashes
-    /// ([`FileInput::hash_in_pieces`]): one piece, kept for the next.
+    /// ([`FileInput::hash_in_pieces`]): one piece (256 KiB), kept for the
+    /// thread's next, so that no piece costs an allocation and its page
+    /// faults.
     static PIECE: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
