@@ -81,7 +81,8 @@ fn hex_on_threads(bytes: &[u8], digits: &mut [u8], threads: usize) {
 
 /// Writes `bytes` as lowercase hex into `digits`, two for each byte:
 /// computed rather than looked up in a table of pairs, so that the
-/// compiler makes vector code of it.
+/// compiler makes vector code of it (as `b3batch`'s `names::hex_into`,
+/// which this crate cannot reach).
 fn hex_into(bytes: &[u8], digits: &mut [u8]) {
     debug_assert_eq!(digits.len(), 2 * bytes.len());
     let digit = |nibble: u8| nibble + if nibble > 9 { b'a' - 10 } else { b'0' };

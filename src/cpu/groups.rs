@@ -300,9 +300,7 @@ impl<'a> Binner<'a> {
     /// Hashes the full bin of `blocks`-block jobs and empties it.
     #[inline(never)]
     fn hash_full_bin(&mut self, blocks: usize, dests: &mut [[u8; 32]]) {
-        let Some(bin) = &mut self.bins[blocks] else {
-            return;
-        };
+        let bin = (self.bins[blocks].as_deref_mut()).expect("a bin is set up by its first job");
         bin.len = 0;
         let [first, second] = &bin.groups;
         if self.bin_lanes == self.widest {
