@@ -116,8 +116,13 @@ fn one_thread_engines() -> Vec<(String, Engine)> {
         .collect()
 }
 
-fn configure(c: &mut Criterion) -> criterion::BenchmarkGroup<'_, criterion::measurement::WallTime> {
-    let mut group = c.benchmark_group("cpu");
+/// A benchmark group named `name` with the timing every row but the
+/// large batches' shares.
+fn configure<'c>(
+    c: &'c mut Criterion,
+    name: &str,
+) -> criterion::BenchmarkGroup<'c, criterion::measurement::WallTime> {
+    let mut group = c.benchmark_group(name);
     group
         .sample_size(10)
         .warm_up_time(Duration::from_millis(300))
@@ -127,7 +132,7 @@ fn configure(c: &mut Criterion) -> criterion::BenchmarkGroup<'_, criterion::meas
 
 fn ceiling(c: &mut Criterion) {
     let input = vec![0x5Au8; 64 << 20];
-    let mut group = configure(c);
+    let mut group = configure(c, "cpu");
     group.throughput(Throughput::Bytes(input.len() as u64));
     group.bench_function("ceiling/blake3_update_64MiB_1_thread", |b| {
         b.iter(|| {
@@ -140,7 +145,7 @@ fn ceiling(c: &mut Criterion) {
 }
 
 fn backends(c: &mut Criterion) {
-    let mut group = configure(c);
+    let mut group = configure(c, "cpu");
     for batch in batches() {
         let mut out = vec![[0u8; 32]; batch.count()];
         let bytes = Throughput::Bytes(batch.data.len() as u64);
@@ -228,11 +233,7 @@ const EXTENDED_LENGTH: usize = 64;
 /// on one thread, against a loop of `blake3`'s `finalize_xof` and the
 /// best backend's digests of the same batch, in the same run.
 fn extended(c: &mut Criterion) {
-    let mut group = c.benchmark_group("xof64");
-    group
-        .sample_size(10)
-        .warm_up_time(Duration::from_millis(300))
-        .measurement_time(MEASUREMENT_TIME);
+    let mut group = configure(c, "xof64");
     for batch in batches().filter(|batch| EXTENDED_SHAPES.contains(&batch.label)) {
         let mut out = vec![0u8; batch.count() * EXTENDED_LENGTH];
         group.throughput(Throughput::Bytes(batch.data.len() as u64));
@@ -279,11 +280,7 @@ const SMALL_BATCHES: [usize; 5] = [2, 3, 5, 8, 16];
 /// rows where the engine hashes blob by blob (setting up its lanes would
 /// cost more) and those where its lanes pay off.
 fn small_batches(c: &mut Criterion) {
-    let mut group = c.benchmark_group("small_batches");
-    group
-        .sample_size(10)
-        .warm_up_time(Duration::from_millis(300))
-        .measurement_time(MEASUREMENT_TIME);
+    let mut group = configure(c, "small_batches");
     let engine = Engine::builder().threads(1).build().expect("CPU engine");
     for size in [64, 1024] {
         let blobs: Vec<Vec<u8>> = (0..4096u32)
