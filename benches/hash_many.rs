@@ -3,7 +3,9 @@
 //! lengths only) and the ceiling, `blake3::Hasher::update` over one 64 MiB
 //! input on one thread.
 //!
-//! Then batches of a few blobs each against the same loop.
+//! Then long extended outputs of short blobs against a loop of `blake3`'s
+//! `finalize_xof`, and batches of a few blobs each against the
+//! `blake3::hash` loop.
 //!
 //! `cargo bench --bench hash_many`; criterion prints bytes/s for every row,
 //! so ratios against the baselines come from one run, and compressions/s
@@ -271,6 +273,43 @@ fn extended(c: &mut Criterion) {
     group.finish();
 }
 
+/// Output lengths of the long-output rows: 8 and 16 whole blocks (whole
+/// passes of `blake3`'s output reader, which makes the 16 for blobs of up
+/// to two blocks), 10 between them, and 64 blocks (past what the lanes
+/// make).
+const LONG_OUTPUTS: [usize; 4] = [512, 640, 1024, 4096];
+
+/// Long extended outputs of 4096 short blobs on one thread, against a loop
+/// of `blake3`'s `finalize_xof` in the same run: where the output costs
+/// more than the blob, whichever of the lanes and `blake3` makes it faster.
+fn long_outputs(c: &mut Criterion) {
+    let mut group = configure(c, "long_outputs");
+    let engine = Engine::builder().threads(1).build().expect("CPU engine");
+    for size in [64, 256] {
+        let blobs: Vec<Vec<u8>> = (0..4096).map(|index| vec![index as u8; size]).collect();
+        for length in LONG_OUTPUTS {
+            let mut out = vec![0u8; blobs.len() * length];
+            let label = format!("{size}B_{length}");
+            group.throughput(Throughput::Bytes((blobs.len() * (size + length)) as u64));
+            group.bench_function(BenchmarkId::new("blake3_xof_loop", &label), |b| {
+                b.iter(|| {
+                    for (blob, output) in blobs.iter().zip(out.chunks_exact_mut(length)) {
+                        blake3::Hasher::new()
+                            .update(blob)
+                            .finalize_xof()
+                            .fill(output);
+                    }
+                })
+            });
+            let name = format!("{}_1_thread", engine.cpu_backend());
+            group.bench_function(BenchmarkId::new(name, &label), |b| {
+                b.iter(|| engine.hash_slices_xof_into(Mode::Hash, &blobs, length, &mut out))
+            });
+        }
+    }
+    group.finish();
+}
+
 /// Blobs in a small batch each: what the few-blob batches of a stream or
 /// of a tiny Arrow chunk cost.
 const SMALL_BATCHES: [usize; 5] = [2, 3, 5, 8, 16];
@@ -311,5 +350,12 @@ fn small_batches(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, ceiling, backends, extended, small_batches);
+criterion_group!(
+    benches,
+    ceiling,
+    backends,
+    extended,
+    long_outputs,
+    small_batches
+);
 criterion_main!(benches);

@@ -154,6 +154,47 @@ fn random_batches_match_blake3_xof_on_one_and_two_threads() {
     }
 }
 
+/// Outputs of 16 whole blocks, which `blake3` makes for blobs of a block
+/// or two where its output reader fills them side by side, and the lanes
+/// for longer blobs, and lengths and seeks around them: every
+/// blob's output is `blake3`'s, in every layout, on one and two threads.
+#[test]
+fn outputs_of_whole_passes_match_blake3_for_blobs_on_either_side_of_the_split() {
+    let mut next = xorshift(0x0b10_c5e5);
+    let lengths = [0, 1, 64, 65, 128, 129, 300, 1024, 1025, 5000, 100];
+    let blobs: Vec<Vec<u8>> = (0..70)
+        .map(|index| {
+            let len = lengths[index % lengths.len()];
+            (0..len).map(|_| next() as u8).collect()
+        })
+        .collect();
+    let records: Vec<Vec<u8>> = (0..33).map(|index| vec![index as u8; 64]).collect();
+    let key = [0x3cu8; 32];
+    let modes = [
+        Mode::Hash,
+        Mode::KeyedHash(&key),
+        Mode::DeriveKey("blake3-batch whole passes"),
+    ];
+    for threads in [1, 2] {
+        let engine = Engine::builder()
+            .backend(Backend::Cpu)
+            .threads(threads)
+            .build()
+            .unwrap();
+        for (mode, batch) in modes
+            .iter()
+            .flat_map(|&mode| [(mode, &blobs), (mode, &records)])
+        {
+            for (length, seek) in [(512, 0), (1024, 0), (1024, 128), (512, 1), (1023, 0)] {
+                for (layout, out) in every_layout(&engine, mode, batch, length, seek) {
+                    let label = format!("{threads} threads {layout}");
+                    assert_matches_blake3(&label, mode, batch, (length, seek), &out);
+                }
+            }
+        }
+    }
+}
+
 /// Prefixes of under 32 bytes are hashed in pieces of 64 Ki blobs: every
 /// piece lands where its blobs' outputs belong, in every layout.
 #[test]

@@ -164,10 +164,10 @@ fn root_outputs<V: Lanes>(
 impl Kernel {
     /// Writes `length` bytes of extended output from byte `seek` on of
     /// each blob `first..first + out.len() / length` of `source` of at most
-    /// [`MAX_LANE_TREE`] into its place in `out`, and returns the places of
-    /// the longer blobs, left as they are for the caller. The output blocks
-    /// spanned, `seek % 64 + length` bytes, are at most
-    /// [`MAX_LANE_OUTPUT`].
+    /// [`MAX_LANE_TREE`] and of more than `left_blocks` blocks into its
+    /// place in `out`, and returns the places of the others, left as they
+    /// are for the caller. The output blocks spanned, `seek % 64 + length`
+    /// bytes, are at most [`MAX_LANE_OUTPUT`].
     ///
     /// Blobs of up to a chunk are taken in order of block count, so the
     /// lanes of a group mostly end together; longer ones are hashed as
@@ -177,11 +177,12 @@ impl Kernel {
         words: ModeWords,
         source: &S,
         first: usize,
-        length: usize,
-        seek: u64,
+        (length, seek): (usize, u64),
+        left_blocks: usize,
         out: &mut [u8],
     ) -> Vec<usize> {
-        let (order, trees, longer) = by_block_count(source, first, out.len() / length);
+        let count = out.len() / length;
+        let (order, trees, longer) = by_block_count(source, first, count, left_blocks);
         let chunks = GroupParams {
             key: words.key,
             flags: words.flags,
@@ -282,17 +283,20 @@ fn copy_from<'s>(
 }
 
 /// The places `0..count` of the blobs `first..first + count` of `source`:
-/// those of at most a chunk ordered by block count (a counting sort),
-/// those of up to [`MAX_LANE_TREE`], and the longer ones.
+/// those of at most a chunk and more than `left_blocks` blocks ordered by
+/// block count (a counting sort), those of up to [`MAX_LANE_TREE`], and
+/// the others (longer, or of `left_blocks` blocks or fewer).
 fn by_block_count<S: BlobSource>(
     source: &S,
     first: usize,
     count: usize,
+    left_blocks: usize,
 ) -> (Vec<usize>, Vec<usize>, Vec<usize>) {
-    // Block counts 1 to 16; 0 marks a tree, `LONGER` a blob past them.
+    // Block counts 1 to 16; 0 marks a tree, `LONGER` a blob left out.
     const LONGER: u8 = u8::MAX;
     let blocks: Vec<u8> = (first..first + count)
         .map(|index| match source.blob(index).len() {
+            len @ 0..=CHUNK_LEN if blocks_in_chunk(len) <= left_blocks => LONGER,
             len @ 0..=CHUNK_LEN => blocks_in_chunk(len) as u8,
             ..=MAX_LANE_TREE => 0,
             _ => LONGER,
@@ -420,7 +424,8 @@ mod tests {
                     for (length, seek) in OUTPUTS {
                         let mut out = vec![0xa5u8; blobs.len() * length];
                         let source = &Slices(blobs);
-                        let longer = kernel.root_outputs(words, source, 0, length, seek, &mut out);
+                        let longer =
+                            kernel.root_outputs(words, source, 0, (length, seek), 0, &mut out);
                         let want_longer: Vec<usize> = (0..blobs.len())
                             .filter(|&i| blobs[i].len() > MAX_LANE_TREE)
                             .collect();
@@ -454,7 +459,7 @@ mod tests {
         let kernel = Kernel::new(CpuBackend::Portable).unwrap();
         let words = Mode::Hash.words(|_| unreachable!("no context in Mode::Hash"));
         let mut out = vec![0u8; 30 * 40];
-        let longer = kernel.root_outputs(words, &Slices(&blobs[..]), 10, 40, 0, &mut out);
+        let longer = kernel.root_outputs(words, &Slices(&blobs[..]), 10, (40, 0), 0, &mut out);
         assert!(longer.is_empty());
         for (index, output) in (10..).zip(out.chunks_exact(40)) {
             assert_eq!(

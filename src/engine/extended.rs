@@ -28,6 +28,12 @@ const BLOBS_PER_TASK: usize = 256;
 /// made one task, on one thread of two; at 1 MiB a task, so did 16 blobs
 /// of 64 KiB).
 const TASK_BYTES: usize = 256 * 1024;
+/// Tasks a thread should have to take, at least, where the batch's bytes
+/// allow: threads wake at different times and blobs cost unevenly.
+const TASKS_PER_THREAD: usize = 2;
+/// The fewest input bytes a task holds before it ends (but for
+/// [`BLOBS_PER_TASK`]): 16 blobs of a chunk, a full lane group.
+const MIN_TASK_BYTES: usize = 16 * 1024;
 /// Blobs a thread hashes into a temporary buffer of digests at a time for
 /// outputs of under 32 bytes: few enough that their digests are still in
 /// its cache when they are cut (64 Ki blobs on two threads took a third
@@ -41,6 +47,15 @@ const CUTS_PER_TASK: usize = 4096;
 /// Blobs longer than this are hashed in subtrees over every thread for
 /// their `OutputReader`s, shorter ones by one thread each.
 const LONG_BLOB: usize = 1 << 20;
+/// Output blocks per block of its own from which a blob of up to a chunk
+/// is left to `blake3`, where its output reader makes the blob's 16
+/// output blocks in one pass ([`left_to_blake3`]). Against that reader,
+/// on one thread (AVX-512), the lanes made 16 output blocks of blobs of
+/// one block at 0.7x its rate and of two blocks at 0.9x, of four blocks
+/// at 1.3x; 9 to 15 blocks of blobs of one block (the reader's passes then
+/// part empty) at 1.0x to 1.3x, and 8 blocks at 0.85x, where the reader
+/// through the engine did no better.
+const LEFT_TO_BLAKE3_OUTPUT_RATIO: usize = 8;
 
 impl Engine {
     /// Writes `length` bytes of output for every blob into `out`, back to
@@ -315,14 +330,15 @@ impl Engine {
         let kernel = self.inner.kernel;
         let skip = (seek % BLOCK_LEN as u64) as usize;
         let in_lanes = skip + length <= MAX_LANE_OUTPUT;
+        let left_blocks = left_to_blake3(skip, length);
         let threads = self.cpu_threads();
-        let tasks = tasks(source, length, out);
+        let tasks = tasks(source, length, task_bytes(source, self.threads()), out);
         // Each task gives back the indices of its long blobs.
         let long = threads.map(tasks, |(first, out)| {
             // Blobs of up to 16 KiB in the lanes, where the output fits
             // them; the rest (`left`, places in `out`) by `blake3`.
             let left = match in_lanes {
-                true => kernel.root_outputs(words, source, first, length, seek, out),
+                true => kernel.root_outputs(words, source, first, (length, seek), left_blocks, out),
                 false => (0..out.len() / length).collect(),
             };
             let mut long = Vec::new();
@@ -380,20 +396,59 @@ impl Engine {
     }
 }
 
+/// The most blocks a blob of up to a chunk may have for its output of
+/// `length` bytes from `skip` bytes into a block to be made by `blake3`
+/// rather than the lanes: where its output reader makes all of it in one
+/// pass of its AVX-512 assembly, 16 whole blocks (it fills 16 at a time,
+/// then 8, 4, 2 and 1, and each part-block by a compression of its own).
+fn left_to_blake3(skip: usize, length: usize) -> usize {
+    let one_pass = skip == 0 && length == 16 * BLOCK_LEN;
+    match one_pass && blake3_fills_outputs_side_by_side() {
+        true => length / BLOCK_LEN / LEFT_TO_BLAKE3_OUTPUT_RATIO,
+        false => 0,
+    }
+}
+
+/// Whether `blake3`'s output reader makes a blob's output blocks side by
+/// side, 16 at a time: with its AVX-512 assembly, which it builds on x86-64
+/// Unix. Elsewhere it makes them one compression at a time.
+fn blake3_fills_outputs_side_by_side() -> bool {
+    #[cfg(all(unix, target_arch = "x86_64"))]
+    return std::arch::is_x86_feature_detected!("avx512f")
+        && std::arch::is_x86_feature_detected!("avx512vl");
+    #[cfg(not(all(unix, target_arch = "x86_64")))]
+    return false;
+}
+
+/// The input bytes at which a task of [`Engine::extended_outputs`] ends
+/// on `threads` threads: [`TASK_BYTES`], or less where that would make
+/// fewer than [`TASKS_PER_THREAD`] tasks a thread, down to
+/// [`MIN_TASK_BYTES`]. With 256 KiB, 8 blobs of 100 KB made 3 tasks, and
+/// two threads hashed them 1.5x as fast as one (sixteen would have too).
+fn task_bytes<S: BlobSource>(source: &S, threads: usize) -> usize {
+    let tasks = threads * TASKS_PER_THREAD;
+    // Blobs enough for that many tasks of BLOBS_PER_TASK: none to count.
+    if source.count() >= tasks * BLOBS_PER_TASK {
+        return TASK_BYTES;
+    }
+    let total: usize = (0..source.count()).map(|index| source.len(index)).sum();
+    (total / tasks).clamp(MIN_TASK_BYTES, TASK_BYTES)
+}
+
 /// The tasks of [`Engine::extended_outputs`]: runs of consecutive blobs of
-/// at most [`BLOBS_PER_TASK`] blobs that end once they hold
-/// [`TASK_BYTES`], each with its first blob and its part of `out`
-/// (`length` bytes a blob).
+/// at most [`BLOBS_PER_TASK`] blobs that end once they hold `task_bytes`,
+/// each with its first blob and its part of `out` (`length` bytes a blob).
 fn tasks<'o, S: BlobSource>(
     source: &S,
     length: usize,
+    task_bytes: usize,
     mut out: &'o mut [u8],
 ) -> Vec<(usize, &'o mut [u8])> {
     let mut tasks = Vec::new();
     let mut first = 0;
     while first < source.count() {
         let (mut end, mut bytes) = (first, 0);
-        while end < source.count() && end - first < BLOBS_PER_TASK && bytes < TASK_BYTES {
+        while end < source.count() && end - first < BLOBS_PER_TASK && bytes < task_bytes {
             bytes += source.len(end);
             end += 1;
         }
@@ -437,7 +492,33 @@ fn check_length(length: usize) -> Result<(), Error> {
 
 #[cfg(test)]
 mod tests {
-    use super::cut_pieces;
+    use super::{cut_pieces, task_bytes, tasks, MIN_TASK_BYTES, TASKS_PER_THREAD, TASK_BYTES};
+    use crate::blobs::Slices;
+
+    /// The tasks' blob counts of `blobs` on `threads` threads.
+    fn task_sizes(blobs: &[Vec<u8>], threads: usize) -> Vec<usize> {
+        let source = &Slices(blobs);
+        let mut out = vec![0u8; blobs.len()];
+        let tasks = tasks(source, 1, task_bytes(source, threads), &mut out);
+        tasks.iter().map(|(_, out)| out.len()).collect()
+    }
+
+    /// A few long blobs are cut into tasks enough for every thread to take
+    /// some; a batch with bytes enough keeps tasks of [`TASK_BYTES`], and
+    /// one of short blobs tasks of at least [`MIN_TASK_BYTES`].
+    #[test]
+    fn a_few_long_blobs_make_tasks_for_every_thread() {
+        let few_long = vec![vec![0u8; 100_000]; 8];
+        assert_eq!(task_sizes(&few_long, 1), [3, 3, 2]);
+        assert_eq!(task_sizes(&few_long, 2), [2, 2, 2, 2]);
+        assert_eq!(task_sizes(&few_long, 16), [1; 8]);
+        let many = vec![vec![0u8; 100_000]; 100];
+        const { assert!(TASK_BYTES.div_ceil(100_000) == 3) };
+        assert!(task_sizes(&many, 2)[..33].iter().all(|&size| size == 3));
+        let short = vec![vec![0u8; 1000]; 40];
+        const { assert!(40 * 1000 / (2 * TASKS_PER_THREAD) < MIN_TASK_BYTES) };
+        assert_eq!(task_sizes(&short, 2), [17, 17, 6]);
+    }
 
     /// Every piece of every digest, at every count from none to past the
     /// pieces written 32 bytes wide, is the bytes it is cut from, and
