@@ -128,36 +128,14 @@ fn random_batches_match_blake3_xof_on_one_and_two_threads() {
         blobs_of(90, &mut || 1500),
         blobs_of(500, &mut || 40),
     ];
-    let key = [0x42u8; 32];
-    let modes = [
-        Mode::Hash,
-        Mode::KeyedHash(&key),
-        Mode::DeriveKey("blake3-batch extended tests"),
-    ];
-    for threads in [1, 2] {
-        let engine = Engine::builder()
-            .backend(Backend::Cpu)
-            .threads(threads)
-            .build()
-            .unwrap();
-        for (blobs, mode) in batches
-            .iter()
-            .flat_map(|blobs| modes.map(|mode| (blobs, mode)))
-        {
-            for length in [7, 32, 40, 64, 200, 1000] {
-                for (layout, out) in every_layout(&engine, mode, blobs, length, 0) {
-                    let label = format!("{threads} threads {layout}");
-                    assert_matches_blake3(&label, mode, blobs, (length, 0), &out);
-                }
-            }
-        }
-    }
+    let outputs = [7, 32, 40, 64, 200, 1000].map(|length| (length, 0));
+    assert_batches_match_blake3(&batches, "blake3-batch extended tests", &outputs);
 }
 
-/// Outputs of 16 whole blocks, which `blake3` makes for blobs of a block
-/// or two where its output reader fills them side by side, and the lanes
-/// for longer blobs, and lengths and seeks around them: every
-/// blob's output is `blake3`'s, in every layout, on one and two threads.
+/// Outputs of 16 whole blocks (which `blake3`'s output reader makes for
+/// blobs of one or two blocks where it fills them side by side, the lanes
+/// for longer blobs) and lengths and seeks around them are `blake3`'s, in
+/// every mode and layout, on one and two threads.
 #[test]
 fn outputs_of_whole_passes_match_blake3_for_blobs_on_either_side_of_the_split() {
     let mut next = xorshift(0x0b10_c5e5);
@@ -169,26 +147,30 @@ fn outputs_of_whole_passes_match_blake3_for_blobs_on_either_side_of_the_split() 
         })
         .collect();
     let records: Vec<Vec<u8>> = (0..33).map(|index| vec![index as u8; 64]).collect();
-    let key = [0x3cu8; 32];
-    let modes = [
-        Mode::Hash,
-        Mode::KeyedHash(&key),
-        Mode::DeriveKey("blake3-batch whole passes"),
-    ];
+    let outputs = [(512, 0), (1024, 0), (1024, 128), (512, 1), (1023, 0)];
+    assert_batches_match_blake3(&[blobs, records], "blake3-batch whole passes", &outputs);
+}
+
+/// Asserts that every batch's output at every `(length, seek)` of
+/// `outputs` is `blake3`'s, in every mode (`context` the derive-key
+/// one), layout and on one and two threads.
+fn assert_batches_match_blake3(batches: &[Vec<Vec<u8>>], context: &str, outputs: &[(usize, u64)]) {
+    let key = [0x42u8; 32];
+    let modes = [Mode::Hash, Mode::KeyedHash(&key), Mode::DeriveKey(context)];
     for threads in [1, 2] {
         let engine = Engine::builder()
             .backend(Backend::Cpu)
             .threads(threads)
             .build()
             .unwrap();
-        for (mode, batch) in modes
+        for (blobs, mode) in batches
             .iter()
-            .flat_map(|&mode| [(mode, &blobs), (mode, &records)])
+            .flat_map(|blobs| modes.map(|mode| (blobs, mode)))
         {
-            for (length, seek) in [(512, 0), (1024, 0), (1024, 128), (512, 1), (1023, 0)] {
-                for (layout, out) in every_layout(&engine, mode, batch, length, seek) {
+            for &(length, seek) in outputs {
+                for (layout, out) in every_layout(&engine, mode, blobs, length, seek) {
                     let label = format!("{threads} threads {layout}");
-                    assert_matches_blake3(&label, mode, batch, (length, seek), &out);
+                    assert_matches_blake3(&label, mode, blobs, (length, seek), &out);
                 }
             }
         }
