@@ -182,7 +182,7 @@ impl Kernel {
         out: &mut [u8],
     ) -> Vec<usize> {
         let count = out.len() / length;
-        let (order, trees, longer) = by_block_count(source, first, count, left_blocks);
+        let (order, trees, left) = by_block_count(source, first, count, left_blocks);
         let chunks = GroupParams {
             key: words.key,
             flags: words.flags,
@@ -215,7 +215,7 @@ impl Kernel {
             let node = |index: usize| &nodes[index][..];
             self.lane_outputs(&parents, (&trees[..], 0), node, (length, seek), out);
         }
-        longer
+        left
     }
 
     /// Writes the output (`length` bytes from byte `seek` on) of the root
@@ -292,18 +292,18 @@ fn by_block_count<S: BlobSource>(
     count: usize,
     left_blocks: usize,
 ) -> (Vec<usize>, Vec<usize>, Vec<usize>) {
-    // Block counts 1 to 16; 0 marks a tree, `LONGER` a blob left out.
-    const LONGER: u8 = u8::MAX;
+    // Block counts 1 to 16; 0 marks a tree, `LEFT` a blob left out.
+    const LEFT: u8 = u8::MAX;
     let blocks: Vec<u8> = (first..first + count)
         .map(|index| match source.blob(index).len() {
-            len @ 0..=CHUNK_LEN if blocks_in_chunk(len) <= left_blocks => LONGER,
+            len @ 0..=CHUNK_LEN if blocks_in_chunk(len) <= left_blocks => LEFT,
             len @ 0..=CHUNK_LEN => blocks_in_chunk(len) as u8,
             ..=MAX_LANE_TREE => 0,
-            _ => LONGER,
+            _ => LEFT,
         })
         .collect();
     let mut starts = [0usize; BLOCKS_PER_CHUNK + 1];
-    for &count in blocks.iter().filter(|&&count| count != LONGER) {
+    for &count in blocks.iter().filter(|&&count| count != LEFT) {
         starts[count as usize] += 1;
     }
     let mut total = 0;
@@ -311,18 +311,18 @@ fn by_block_count<S: BlobSource>(
         (*start, total) = (total, total + *start);
     }
     let mut order = vec![0; total];
-    let (mut trees, mut longer) = (Vec::new(), Vec::new());
+    let (mut trees, mut left) = (Vec::new(), Vec::new());
     for (place, &count) in blocks.iter().enumerate() {
         match count {
             0 => trees.push(place),
-            LONGER => longer.push(place),
+            LEFT => left.push(place),
             _ => {
                 order[starts[count as usize]] = place;
                 starts[count as usize] += 1;
             }
         }
     }
-    (order, trees, longer)
+    (order, trees, left)
 }
 
 #[cfg(test)]

@@ -47,15 +47,15 @@ const CUTS_PER_TASK: usize = 4096;
 /// Blobs longer than this are hashed in subtrees over every thread for
 /// their `OutputReader`s, shorter ones by one thread each.
 const LONG_BLOB: usize = 1 << 20;
-/// Output blocks per block of its own from which a blob of up to a chunk
-/// is left to `blake3`, where its output reader makes the blob's 16
-/// output blocks in one pass ([`left_to_blake3`]). Against that reader,
-/// on one thread (AVX-512), the lanes made 16 output blocks of blobs of
-/// one block at 0.7x its rate and of two blocks at 0.9x, of four blocks
-/// at 1.3x; 9 to 15 blocks of blobs of one block (the reader's passes then
-/// part empty) at 1.0x to 1.3x, and 8 blocks at 0.85x, where the reader
-/// through the engine did no better.
-const LEFT_TO_BLAKE3_OUTPUT_RATIO: usize = 8;
+/// The most blocks a blob of up to a chunk has for its 1 KiB of output
+/// to be left to `blake3`, where its output reader makes the 16 blocks in
+/// one pass ([`left_to_blake3`]). Against that reader, on one thread
+/// (AVX-512), the lanes made 16 output blocks of blobs of one block at
+/// 0.7x its rate and of two blocks at 0.9x, of four blocks at 1.3x; 9 to
+/// 15 blocks of blobs of one block (the reader's passes then part empty)
+/// at 1.0x to 1.3x, and 8 blocks at 0.85x, where the reader through the
+/// engine did no better.
+const LEFT_TO_BLAKE3_BLOCKS: usize = 2;
 
 impl Engine {
     /// Writes `length` bytes of output for every blob into `out`, back to
@@ -398,13 +398,14 @@ impl Engine {
 
 /// The most blocks a blob of up to a chunk may have for its output of
 /// `length` bytes from `skip` bytes into a block to be made by `blake3`
-/// rather than the lanes: where its output reader makes all of it in one
-/// pass of its AVX-512 assembly, 16 whole blocks (it fills 16 at a time,
-/// then 8, 4, 2 and 1, and each part-block by a compression of its own).
+/// rather than the lanes: [`LEFT_TO_BLAKE3_BLOCKS`] where its output
+/// reader makes all of it in one pass of its AVX-512 assembly, 16 whole
+/// blocks (it fills 16 at a time, then 8, 4, 2 and 1, and each part-block
+/// by a compression of its own); else none.
 fn left_to_blake3(skip: usize, length: usize) -> usize {
     let one_pass = skip == 0 && length == 16 * BLOCK_LEN;
     match one_pass && blake3_fills_outputs_side_by_side() {
-        true => length / BLOCK_LEN / LEFT_TO_BLAKE3_OUTPUT_RATIO,
+        true => LEFT_TO_BLAKE3_BLOCKS,
         false => 0,
     }
 }
@@ -424,7 +425,8 @@ fn blake3_fills_outputs_side_by_side() -> bool {
 /// on `threads` threads: [`TASK_BYTES`], or less where that would make
 /// fewer than [`TASKS_PER_THREAD`] tasks a thread, down to
 /// [`MIN_TASK_BYTES`]. With 256 KiB, 8 blobs of 100 KB made 3 tasks, and
-/// two threads hashed them 1.5x as fast as one (sixteen would have too).
+/// two threads hashed them 1.5x as fast as one (sixteen could have used
+/// only three).
 fn task_bytes<S: BlobSource>(source: &S, threads: usize) -> usize {
     let tasks = threads * TASKS_PER_THREAD;
     // Blobs enough for that many tasks of BLOBS_PER_TASK: none to count.
